@@ -1,0 +1,167 @@
+#include "box/image_host.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+
+/* Top-level links of a merged-/usr system; real directories on older ones. */
+static const char *const usr_links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+
+/* What programs read from /etc: the dynamic linker's cache, alternatives
+ * (python3, editors...), TLS roots, time zone, protocol tables, shell start-up
+ * files, and the config dirs of perl and python. Nothing with secrets. */
+static const char *const etc_entries[] = {
+    "ld.so.cache", "ld.so.conf",  "ld.so.conf.d", "alternatives", "ssl",
+    "ca-certificates", "ca-certificates.conf", "localtime", "timezone", "os-release",
+    "protocols",   "services",    "mime.types",   "bash.bashrc",  "profile",
+    "inputrc",     "host.conf",   "gai.conf",     "perl",         "magic",
+    "magic.mime",  "fonts",       "debian_version",
+};
+
+/* Mirrors one host path: a symlink as the same symlink, anything else as a
+ * read-only bind; a missing path is left out. */
+static void mirror(opv *o, const char *host_path, const char *dest)
+{
+    struct stat st;
+    if (lstat(host_path, &st) < 0)
+        return;
+    if (S_ISLNK(st.st_mode)) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(host_path, target, sizeof(target) - 1);
+        if (n <= 0)
+            return;
+        target[n] = '\0';
+        opv_symlink(o, target, dest);
+    } else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
+        opv_bind(o, host_path, dest, OPF_RDONLY | OPF_OPTIONAL);
+    }
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int host_image_load(host_image *img, cella_err *err)
+{
+    memset(img, 0, sizeof(*img));
+    opv *o = &img->fixed;
+    struct stat st;
+    if (stat("/usr", &st) < 0 || !S_ISDIR(st.st_mode))
+        return cella_err_set(err, errno, "image host: the host has no /usr");
+    opv_bind(o, "/usr", "/usr", OPF_RDONLY);
+    for (size_t i = 0; i < sizeof(usr_links) / sizeof(usr_links[0]); i++)
+        mirror(o, usr_links[i], usr_links[i]);
+    opv_dir(o, "/etc", 0755);
+    for (size_t i = 0; i < sizeof(etc_entries) / sizeof(etc_entries[0]); i++) {
+        char host[PATH_MAX];
+        snprintf(host, sizeof(host), "/etc/%s", etc_entries[i]);
+        mirror(o, host, host);
+    }
+    /* /etc/python3, /etc/python3.11, ...: sorted, so the list is stable. */
+    DIR *d = opendir("/etc");
+    if (d) {
+        char *names[64];
+        size_t n = 0;
+        struct dirent *de;
+        while ((de = readdir(d)) && n < 64)
+            if (!strncmp(de->d_name, "python", 6))
+                names[n++] = cella_strdup(de->d_name);
+        closedir(d);
+        qsort(names, n, sizeof(names[0]), name_cmp);
+        for (size_t i = 0; i < n; i++) {
+            char host[PATH_MAX];
+            snprintf(host, sizeof(host), "/etc/%s", names[i]);
+            mirror(o, host, host);
+            cella_free(names[i]);
+        }
+    }
+    return 0;
+}
+
+void host_image_free(host_image *img)
+{
+    opv_free(&img->fixed);
+}
+
+static void identity_files(opv *o, const char *hostname)
+{
+    char buf[512];
+    opv_file(o, "/etc/passwd",
+             "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+             "sandbox:x:1000:1000:sandbox:/workspace:/bin/bash\n"
+             "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+             0644);
+    opv_file(o, "/etc/group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n", 0644);
+    snprintf(buf, sizeof(buf),
+             "127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+             hostname);
+    opv_file(o, "/etc/hosts", buf, 0644);
+    snprintf(buf, sizeof(buf), "%s\n", hostname);
+    opv_file(o, "/etc/hostname", buf, 0644);
+    opv_file(o, "/etc/nsswitch.conf",
+             "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
+             "networks: files\nprotocols: files\nservices: files\n",
+             0644);
+}
+
+static void dev_tree(opv *o, uint64_t shm_bytes)
+{
+    /* A private /dev: only harmless character devices, bound from the host
+     * because a user namespace cannot create device nodes. */
+    static const char *const devs[] = {"null", "zero", "full", "random", "urandom", "tty"};
+    opv_tmpfs(o, "/dev", 256 << 10, 0755, OPF_NOEXEC);
+    for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
+        char src[32];
+        snprintf(src, sizeof(src), "/dev/%s", devs[i]);
+        opv_bind(o, src, src, OPF_DEVICES);
+    }
+    opv_symlink(o, "/proc/self/fd", "/dev/fd");
+    opv_symlink(o, "/proc/self/fd/0", "/dev/stdin");
+    opv_symlink(o, "/proc/self/fd/1", "/dev/stdout");
+    opv_symlink(o, "/proc/self/fd/2", "/dev/stderr");
+    opv_symlink(o, "pts/ptmx", "/dev/ptmx");
+    /* Its own pseudo-terminal instance: ptys never reach the host's. */
+    opv_simple(o, OP_DEVPTS, "/dev/pts", 0);
+    /* Its own /dev/shm, so POSIX shared memory is never shared with others. */
+    opv_tmpfs(o, "/dev/shm", shm_bytes, 01777, OPF_NOEXEC);
+}
+
+static void proc_tree(opv *o)
+{
+    opv_simple(o, OP_PROC, "/proc", 0);
+    /* Kernel knobs read-only: the sandbox's root could otherwise write the
+     * ones its namespaces own (net.*), and sysrq-trigger is host-wide. */
+    static const char *const ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
+                                     "/proc/bus", "/proc/fs"};
+    for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]); i++)
+        opv_bind(o, ro[i], ro[i], OPF_RDONLY | OPF_SRC_IN_ROOT | OPF_OPTIONAL);
+    /* Host-wide information with no use inside: kernel memory, keys, timers,
+     * scheduler internals, hardware. */
+    static const char *const masked[] = {"/proc/kcore",     "/proc/keys",
+                                         "/proc/timer_list", "/proc/sched_debug",
+                                         "/proc/latency_stats", "/proc/acpi",
+                                         "/proc/scsi"};
+    for (size_t i = 0; i < sizeof(masked) / sizeof(masked[0]); i++)
+        opv_simple(o, OP_MASK, masked[i], OPF_OPTIONAL);
+}
+
+void host_image_ops(const host_image *img, const image_params *p, opv *out)
+{
+    opv_extend(out, img->fixed.v, img->fixed.n);
+    identity_files(out, p->hostname);
+    dev_tree(out, p->shm_bytes);
+    proc_tree(out);
+    opv_tmpfs(out, "/tmp", p->tmp_bytes, 01777, 0);
+    opv_dir(out, "/var", 0755);
+    opv_symlink(out, "../tmp", "/var/tmp");
+    opv_fd(out, p->workspace_kind, p->workspace_fd, "/workspace", 0);
+    opv_simple(out, OP_REMOUNT_RO, "/dev", 0);
+}
