@@ -1,0 +1,76 @@
+/* The agent's internals, shared by agent.c (the loop), setup.c and exec.c. */
+#ifndef CELLA_AGENT_AGENT_INT_H
+#define CELLA_AGENT_AGENT_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "agent/proto.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+#define AGENT_SOCK_FD 3
+#define AGENT_MAX_EXECS 64
+/* Past this much queued for the parent, stop reading commands' output, so a
+ * slow parent slows the commands instead of growing the agent. */
+#define AGENT_OUT_HIGH_WATER (1u << 20)
+/* After a command exits, how long to wait for background processes that still
+ * hold its output pipes before answering anyway. */
+#define AGENT_DRAIN_GRACE_MS 100
+/* Stdin the parent may have in flight for one command (it keeps to its window). */
+#define AGENT_STDIN_MAX (1u << 20)
+
+typedef struct agent_exec {
+    uint32_t id;
+    pid_t pid;
+    int fd[3];                /* stdin (write end), stdout, stderr (read ends); -1 closed */
+    uint64_t cap[3];          /* bytes forwarded at most, per stream (index 1, 2) */
+    uint64_t kept[3];         /* bytes forwarded */
+    uint64_t total[3];        /* bytes produced */
+    cbuf stdin_buf;
+    bool stdin_eof;           /* the parent has sent all of stdin */
+    bool stdin_closed;        /* the command closed its stdin */
+    int64_t start_ns;
+    int64_t deadline_ns;      /* 0: none */
+    int64_t drain_deadline_ns;
+    bool timed_out;
+    bool reaped;
+    int status;
+    struct rusage ru;
+    int64_t end_ns;
+} agent_exec;
+
+typedef struct agent {
+    int sock;
+    cbuf in, out;
+    bool parent_gone;
+    bool root_mapped;
+    uint32_t uid, gid;
+    uint64_t rlimit_fsize, rlimit_nofile;
+    int devnull;
+    int sigfd;
+    agent_exec *execs[AGENT_MAX_EXECS];
+} agent;
+
+/* setup.c */
+int agent_setup(agent *a, const proto_setup *s, const int *fds, size_t nfds, cella_err *err);
+
+/* agent.c */
+void agent_send(agent *a, uint16_t type, uint16_t flags, uint32_t id, const void *p, size_t n);
+void agent_send_error(agent *a, uint32_t id, uint32_t code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* exec.c */
+void agent_exec_start(agent *a, uint32_t id, const uint8_t *payload, size_t n);
+void agent_exec_stdin(agent *a, uint32_t id, uint16_t flags, const uint8_t *p, size_t n);
+void agent_exec_signal(agent *a, uint32_t id, const uint8_t *p, size_t n);
+void agent_exec_pump(agent *a, agent_exec *e, int stream);
+void agent_exec_write_stdin(agent *a, agent_exec *e);
+void agent_reap(agent *a);
+/* Timeouts and completion; returns the ms until this exec next needs a look (-1: none). */
+int agent_exec_tick(agent *a, agent_exec *e, int64_t now);
+agent_exec *agent_exec_find(agent *a, uint32_t id);
+
+#endif

@@ -1,0 +1,482 @@
+/* Commands inside the sandbox: each exec is a child of the agent in a
+ * session (and process group) of its own, running as the sandbox user, with
+ * its output read into the outgoing queue and its stdin fed from the parent. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent/agent_int.h"
+#include "agent/wire.h"
+#include "util/alloc.h"
+#include "util/cleanup.h"
+#include "util/fdio.h"
+#include "util/parse.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* The fixed environment every command starts from; the request's variables
+ * are laid over it. Nothing of the host's environment is ever added. */
+static const char *const base_env[] = {
+    "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/workspace", "USER=sandbox", "LOGNAME=sandbox",
+    "SHELL=/bin/bash", "LANG=C.UTF-8", "TMPDIR=/tmp",
+};
+
+enum { STAGE_SETUP = 1, STAGE_CHDIR, STAGE_EXEC };
+
+struct child_report {
+    int32_t stage;
+    int32_t errnum;
+};
+
+agent_exec *agent_exec_find(agent *a, uint32_t id)
+{
+    for (int i = 0; i < AGENT_MAX_EXECS; i++)
+        if (a->execs[i] && a->execs[i]->id == id)
+            return a->execs[i];
+    return NULL;
+}
+
+static void env_set(char ***env, size_t *n, const char *kv)
+{
+    size_t nl = strcspn(kv, "=");
+    for (size_t i = 0; i < *n; i++)
+        if (!strncmp((*env)[i], kv, nl) && (*env)[i][nl] == '=') {
+            cella_free((*env)[i]);
+            (*env)[i] = cella_strdup(kv);
+            return;
+        }
+    *env = cella_realloc(*env, (*n + 2) * sizeof(char *));
+    (*env)[(*n)++] = cella_strdup(kv);
+    (*env)[*n] = NULL;
+}
+
+static char **build_env(char *const *req_env, const char *cwd)
+{
+    char **env = cella_calloc(1, sizeof(char *));
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(base_env) / sizeof(base_env[0]); i++)
+        env_set(&env, &n, base_env[i]);
+    _cleanup_free_ char *pwd = cella_asprintf("PWD=%s", cwd);
+    env_set(&env, &n, pwd);
+    for (size_t i = 0; req_env && req_env[i]; i++)
+        env_set(&env, &n, req_env[i]);
+    return env;
+}
+
+static const char *env_get(char *const *env, const char *name)
+{
+    size_t nl = strlen(name);
+    for (size_t i = 0; env[i]; i++)
+        if (!strncmp(env[i], name, nl) && env[i][nl] == '=')
+            return env[i] + nl + 1;
+    return NULL;
+}
+
+/* execvp() with the PATH of the command's own environment (libc's would use
+ * the agent's, which is empty). Returns the errno that best explains failure. */
+static int exec_search(char *const argv[], char *const envp[])
+{
+    const char *file = argv[0];
+    if (strchr(file, '/')) {
+        execve(file, argv, envp);
+        return errno;
+    }
+    const char *path = env_get(envp, "PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    int best = ENOENT;
+    for (const char *p = path;;) {
+        size_t dl = strcspn(p, ":");
+        char full[PATH_MAX];
+        int w = snprintf(full, sizeof(full), "%.*s/%s", (int)dl, dl ? p : ".", file);
+        if (w > 0 && (size_t)w < sizeof(full)) {
+            execve(full, argv, envp);
+            if (errno == EACCES)
+                best = EACCES;              /* keep looking, but remember it */
+            else if (errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG)
+                return errno;
+        }
+        if (!p[dl])
+            break;
+        p += dl + 1;
+    }
+    return best;
+}
+
+__attribute__((noreturn)) static void child_report(int fd, int stage, int errnum)
+{
+    struct child_report r = {stage, errnum};
+    if (write(fd, &r, sizeof(r)) < 0) {
+        /* the agent will see EOF and a non-zero status */
+    }
+    _exit(errnum == ENOENT && stage == STAGE_EXEC ? 127 : 126);
+}
+
+__attribute__((noreturn)) static void exec_child(agent *a, char *const argv[], char *const envp[],
+                                                 const char *cwd, const int stdio[3], int report)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int s = 1; s < _NSIG; s++)
+        if (s != SIGKILL && s != SIGSTOP)
+            signal(s, SIG_DFL);
+    /* Its own session and process group: a timeout kills the whole group,
+     * and nothing inside shares a group with the agent. */
+    setsid();
+    for (int i = 0; i < 3; i++)
+        if (dup2(stdio[i], i) < 0)
+            child_report(report, STAGE_SETUP, errno);
+    /* No descriptor of the agent's survives the exec. */
+    syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+    struct rlimit fsize = {a->rlimit_fsize, a->rlimit_fsize};
+    struct rlimit nofile = {a->rlimit_nofile, a->rlimit_nofile};
+    struct rlimit nocore = {0, 0};
+    if (setrlimit(RLIMIT_FSIZE, &fsize) < 0 || setrlimit(RLIMIT_NOFILE, &nofile) < 0 ||
+        setrlimit(RLIMIT_CORE, &nocore) < 0)
+        child_report(report, STAGE_SETUP, errno);
+    if (a->root_mapped) {
+        /* Become the sandbox user: this also clears every capability the
+         * agent kept, and the bounding set is empty, so none come back. */
+        gid_t g = a->gid;
+        if (setgroups(1, &g) < 0 || setresgid(a->gid, a->gid, a->gid) < 0 ||
+            setresuid(a->uid, a->uid, a->uid) < 0)
+            child_report(report, STAGE_SETUP, errno);
+    }
+    if (chdir(cwd) < 0)
+        child_report(report, STAGE_CHDIR, errno);
+    int e = exec_search(argv, envp);
+    child_report(report, STAGE_EXEC, e);
+}
+
+static void send_exit(agent *a, uint32_t id, const proto_exit *x)
+{
+    size_t mark = proto_begin_frame(&a->out, PROTO_EXIT, 0, id);
+    proto_put_exit(&a->out, x);
+    proto_end_frame(&a->out, mark);
+}
+
+/* A command that never ran. exec-stage failures look like a shell's (exit
+ * 127 "not found", 126 otherwise, message on stderr); earlier failures
+ * report not-started with the reason. */
+static void report_start_failure(agent *a, uint32_t id, const char *cmd, const char *cwd,
+                                 const struct child_report *r, int64_t t0)
+{
+    proto_exit x = {.exit_code = -1, .duration_us = (uint64_t)(clock_now_ns() - t0) / 1000};
+    char msg[512];
+    if (r->stage == STAGE_EXEC) {
+        int n = snprintf(msg, sizeof(msg), "exec: %s: %s\n", cmd,
+                         r->errnum == ENOENT ? "not found" : strerror(r->errnum));
+        size_t len = n < 0 ? 0 : (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1;
+        agent_send(a, PROTO_OUTPUT, PROTO_STREAM_STDERR, id, msg, len);
+        x.stderr_bytes = len;
+        x.exit_code = r->errnum == ENOENT ? 127 : 126;
+    } else if (r->stage == STAGE_CHDIR) {
+        snprintf(msg, sizeof(msg), "workdir %s: %s", cwd, strerror(r->errnum));
+        x.flags = EXIT_NOT_STARTED;
+        x.error = msg;
+    } else {
+        snprintf(msg, sizeof(msg), "could not start as the sandbox user: %s", strerror(r->errnum));
+        x.flags = EXIT_NOT_STARTED;
+        x.error = msg;
+    }
+    send_exit(a, id, &x);
+}
+
+static bool env_ok(char *const *env, const char **bad)
+{
+    for (size_t i = 0; env && env[i]; i++)
+        if (!env_assignment_valid(env[i])) {
+            *bad = env[i];
+            return false;
+        }
+    return true;
+}
+
+void agent_exec_start(agent *a, uint32_t id, const uint8_t *payload, size_t n)
+{
+    proto_exec req;
+    cella_err err;
+    if (proto_get_exec(payload, n, &req, &err) < 0) {
+        agent_send_error(a, id, PERR_BAD_REQUEST, "%s", err.msg);
+        return;
+    }
+    int slot = -1;
+    for (int i = 0; i < AGENT_MAX_EXECS && slot < 0; i++)
+        if (!a->execs[i])
+            slot = i;
+    const char *bad = NULL;
+    const char *cwd = req.cwd && req.cwd[0] ? req.cwd : "/workspace";
+    char **envp = NULL;
+    int p_in[2] = {-1, -1}, p_out[2] = {-1, -1}, p_err[2] = {-1, -1}, p_rep[2] = {-1, -1};
+    if (agent_exec_find(a, id)) {
+        agent_send_error(a, id, PERR_DUPLICATE_ID, "exec id %u is already running", id);
+        goto out;
+    }
+    if (slot < 0) {
+        agent_send_error(a, id, PERR_BUSY, "%d commands are already running", AGENT_MAX_EXECS);
+        goto out;
+    }
+    if (!env_ok(req.env, &bad)) {
+        agent_send_error(a, id, PERR_BAD_REQUEST, "invalid environment entry '%.64s'", bad);
+        goto out;
+    }
+    envp = build_env(req.env, cwd);
+    if (((req.flags & EXEC_STDIN) && pipe2(p_in, O_CLOEXEC) < 0) || pipe2(p_out, O_CLOEXEC) < 0 ||
+        pipe2(p_err, O_CLOEXEC) < 0 || pipe2(p_rep, O_CLOEXEC) < 0) {
+        agent_send_error(a, id, PERR_INTERNAL, "pipe: %s", strerror(errno));
+        goto out;
+    }
+    int64_t t0 = clock_now_ns();
+    pid_t pid = fork();
+    if (pid < 0) {
+        /* The process cap (pids cgroup) is the usual reason. */
+        agent_send_error(a, id, PERR_INTERNAL, "fork: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0) {
+        int stdio[3] = {p_in[0] >= 0 ? p_in[0] : a->devnull, p_out[1], p_err[1]};
+        exec_child(a, req.argv, envp, cwd, stdio, p_rep[1]);
+    }
+    close(p_rep[1]);
+    p_rep[1] = -1;
+    struct child_report rep;
+    ssize_t r = fd_read_full(p_rep[0], &rep, sizeof(rep));
+    if (r == (ssize_t)sizeof(rep)) {
+        report_start_failure(a, id, req.argv[0], cwd, &rep, t0);
+        goto out;       /* the child is reaped like any orphan */
+    }
+    agent_exec *e = cella_calloc(1, sizeof(*e));
+    e->id = id;
+    e->pid = pid;
+    e->fd[0] = p_in[1];
+    e->fd[1] = p_out[0];
+    e->fd[2] = p_err[0];
+    p_in[1] = p_out[0] = p_err[0] = -1;
+    for (int i = 0; i < 3; i++)
+        if (e->fd[i] >= 0)
+            fd_set_nonblock(e->fd[i], 1);
+    e->cap[1] = req.stdout_cap;
+    e->cap[2] = req.stderr_cap;
+    cbuf_init(&e->stdin_buf);
+    e->start_ns = t0;
+    if (req.timeout_ms)
+        e->deadline_ns = t0 + (int64_t)req.timeout_ms * 1000000;
+    a->execs[slot] = e;
+    uint8_t pidb[4] = {(uint8_t)pid, (uint8_t)(pid >> 8), (uint8_t)(pid >> 16), (uint8_t)(pid >> 24)};
+    agent_send(a, PROTO_STARTED, 0, id, pidb, sizeof(pidb));
+out:
+    for (int i = 0; i < 2; i++) {
+        int *fds[] = {&p_in[i], &p_out[i], &p_err[i], &p_rep[i]};
+        for (int k = 0; k < 4; k++)
+            if (*fds[k] >= 0)
+                close(*fds[k]);
+    }
+    cella_strv_free(envp);
+    proto_exec_free(&req);
+}
+
+static void send_ack(agent *a, agent_exec *e, uint32_t n, uint16_t flags)
+{
+    uint8_t b[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
+    agent_send(a, PROTO_STDIN_ACK, flags, e->id, b, sizeof(b));
+}
+
+static void close_fd(agent_exec *e, int i)
+{
+    if (e->fd[i] >= 0)
+        close(e->fd[i]);
+    e->fd[i] = -1;
+}
+
+void agent_exec_write_stdin(agent *a, agent_exec *e)
+{
+    size_t taken = 0;
+    while (e->fd[0] >= 0 && cbuf_avail(&e->stdin_buf)) {
+        ssize_t w = write(e->fd[0], cbuf_head(&e->stdin_buf), cbuf_avail(&e->stdin_buf));
+        if (w > 0) {
+            cbuf_consume(&e->stdin_buf, (size_t)w);
+            taken += (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno == EAGAIN)
+            break;
+        /* EPIPE: the command closed its stdin. Tell the parent to stop. */
+        taken += cbuf_avail(&e->stdin_buf);
+        cbuf_reset(&e->stdin_buf);
+        close_fd(e, 0);
+        e->stdin_closed = true;
+        send_ack(a, e, (uint32_t)taken, PROTO_ACK_CLOSED);
+        return;
+    }
+    if (taken)
+        send_ack(a, e, (uint32_t)taken, 0);
+    if (e->stdin_eof && !cbuf_avail(&e->stdin_buf))
+        close_fd(e, 0);
+}
+
+void agent_exec_stdin(agent *a, uint32_t id, uint16_t flags, const uint8_t *p, size_t n)
+{
+    agent_exec *e = agent_exec_find(a, id);
+    if (!e)
+        return;             /* it finished while the bytes were on their way */
+    if (e->stdin_closed || e->fd[0] < 0) {
+        if (n)
+            send_ack(a, e, (uint32_t)n, PROTO_ACK_CLOSED);
+        return;
+    }
+    if (cbuf_avail(&e->stdin_buf) + n > AGENT_STDIN_MAX) {
+        /* The parent overran its window; dropping is the only bounded answer. */
+        agent_send(a, PROTO_LOG, 0, id, "stdin window overrun", 20);
+        send_ack(a, e, (uint32_t)n, 0);
+        return;
+    }
+    cbuf_append(&e->stdin_buf, p, n);
+    if (flags & PROTO_STDIN_EOF)
+        e->stdin_eof = true;
+    agent_exec_write_stdin(a, e);
+}
+
+void agent_exec_signal(agent *a, uint32_t id, const uint8_t *p, size_t n)
+{
+    agent_exec *e = agent_exec_find(a, id);
+    wire_rd r;
+    wire_rd_init(&r, p, n);
+    uint32_t sig = wire_get_u32(&r);
+    if (!e || e->reaped || !wire_rd_done(&r) || sig == 0 || sig >= _NSIG)
+        return;
+    if (kill(-e->pid, (int)sig) < 0)
+        kill(e->pid, (int)sig);
+}
+
+void agent_exec_pump(agent *a, agent_exec *e, int s)
+{
+    static uint8_t scratch[64 << 10];
+    for (int round = 0; round < 16 && e->fd[s] >= 0; round++) {
+        ssize_t r;
+        if (e->kept[s] < e->cap[s]) {
+            uint64_t room = e->cap[s] - e->kept[s];
+            size_t want = room < PROTO_CHUNK ? (size_t)room : PROTO_CHUNK;
+            /* Read straight into the outgoing frame: output is copied once. */
+            uint8_t *p = proto_reserve_frame(&a->out, want);
+            r = read(e->fd[s], p, want);
+            if (r > 0) {
+                proto_commit_frame(&a->out, PROTO_OUTPUT, (uint16_t)s, e->id, (size_t)r);
+                e->kept[s] += (uint64_t)r;
+            }
+        } else {
+            /* Over the cap: count and discard, without copying if possible. */
+            r = splice(e->fd[s], NULL, a->devnull, NULL, 1 << 20, SPLICE_F_NONBLOCK);
+            if (r < 0 && errno == EINVAL)
+                r = read(e->fd[s], scratch, sizeof(scratch));
+        }
+        if (r > 0) {
+            e->total[s] += (uint64_t)r;
+            if (!e->reaped && cbuf_avail(&a->out) >= AGENT_OUT_HIGH_WATER)
+                return;
+            continue;
+        }
+        if (r < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        close_fd(e, s);     /* EOF, or an error that ends this stream */
+    }
+}
+
+void agent_reap(agent *a)
+{
+    for (;;) {
+        int status;
+        struct rusage ru;
+        pid_t p = wait4(-1, &status, WNOHANG, &ru);
+        if (p <= 0)
+            return;
+        for (int i = 0; i < AGENT_MAX_EXECS; i++) {
+            agent_exec *e = a->execs[i];
+            if (e && e->pid == p && !e->reaped) {
+                e->reaped = true;
+                e->status = status;
+                e->ru = ru;
+                e->end_ns = clock_now_ns();
+            }
+        }
+    }
+}
+
+static uint64_t tv_us(struct timeval tv)
+{
+    return (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec;
+}
+
+static void finish(agent *a, int slot)
+{
+    agent_exec *e = a->execs[slot];
+    proto_exit x = {
+        .exit_code = WIFEXITED(e->status) ? WEXITSTATUS(e->status) : -1,
+        .signal = WIFSIGNALED(e->status) ? WTERMSIG(e->status) : 0,
+        .stdout_bytes = e->total[1],
+        .stderr_bytes = e->total[2],
+        .duration_us = (uint64_t)(e->end_ns - e->start_ns) / 1000,
+        .user_us = tv_us(e->ru.ru_utime),
+        .sys_us = tv_us(e->ru.ru_stime),
+        .max_rss_kb = (uint64_t)e->ru.ru_maxrss,
+    };
+    if (e->timed_out)
+        x.flags |= EXIT_TIMED_OUT;
+    if (e->total[1] > e->kept[1])
+        x.flags |= EXIT_STDOUT_TRUNCATED;
+    if (e->total[2] > e->kept[2])
+        x.flags |= EXIT_STDERR_TRUNCATED;
+    send_exit(a, e->id, &x);
+    for (int i = 0; i < 3; i++)
+        close_fd(e, i);
+    cbuf_free(&e->stdin_buf);
+    cella_free(e);
+    a->execs[slot] = NULL;
+}
+
+static int ms_until(int64_t t, int64_t now)
+{
+    int64_t ms = (t - now + 999999) / 1000000;
+    return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+int agent_exec_tick(agent *a, agent_exec *e, int64_t now)
+{
+    if (!e->reaped && e->deadline_ns && !e->timed_out && now >= e->deadline_ns) {
+        /* Time is up: the whole process group goes, not just its leader. */
+        e->timed_out = true;
+        kill(-e->pid, SIGKILL);
+        kill(e->pid, SIGKILL);
+    }
+    if (!e->reaped)
+        return e->deadline_ns && !e->timed_out ? ms_until(e->deadline_ns, now) : -1;
+    if (e->fd[1] >= 0 || e->fd[2] >= 0) {
+        /* Exited, but something (a background child) still holds its output:
+         * give it a moment, then answer with what we have. */
+        if (!e->drain_deadline_ns)
+            e->drain_deadline_ns = now + (int64_t)AGENT_DRAIN_GRACE_MS * 1000000;
+        if (now < e->drain_deadline_ns)
+            return ms_until(e->drain_deadline_ns, now);
+        agent_exec_pump(a, e, 1);
+        agent_exec_pump(a, e, 2);
+    }
+    for (int i = 0; i < AGENT_MAX_EXECS; i++)
+        if (a->execs[i] == e) {
+            finish(a, i);
+            break;
+        }
+    return -1;
+}
