@@ -1,0 +1,47 @@
+/* cella: one binary. `cella serve` is the daemon (not built yet), the other
+ * subcommands are its command-line tools, and `cella __agent` is the agent
+ * that runs as PID 1 inside every sandbox. */
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "cli/box_cmd.h"
+
+static const char usage[] =
+    "Usage: cella COMMAND [ARGS...]\n"
+    "\n"
+    "cella runs untrusted code in Linux sandboxes: namespaces, seccomp, cgroups.\n"
+    "\n"
+    "Commands:\n"
+    "  box        run one command in a fresh sandbox (see 'cella box --help')\n"
+    "  serve      the sandbox daemon and its HTTP API (not built yet)\n"
+    "  version    print the version\n"
+    "  help       show this help\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "__agent"))
+        return agent_main();
+    if (!strcmp(cmd, "box"))
+        return cli_box_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("cella %s\n", CELLA_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "serve")) {
+        fprintf(stderr, "cella serve: the daemon is not built yet; 'cella box' runs a command "
+                        "in a sandbox today\n");
+        return 2;
+    }
+    fprintf(stderr, "cella: unknown command '%s'\n\n%s", cmd, usage);
+    return 2;
+}
