@@ -55,7 +55,8 @@ typedef struct agent {
 } agent;
 
 /* setup.c */
-int agent_setup(agent *a, const proto_setup *s, const int *fds, size_t nfds, cella_err *err);
+/* fds may be replaced (closed and re-opened) on the way. */
+int agent_setup(agent *a, const proto_setup *s, int *fds, size_t nfds, cella_err *err);
 
 /* agent.c */
 void agent_send(agent *a, uint16_t type, uint16_t flags, uint32_t id, const void *p, size_t n);

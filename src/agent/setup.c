@@ -150,7 +150,8 @@ static int op_bind(const proto_op *op, const char *dest, cella_err *err)
     return remount(dest, op_mount_flags(op->flags), err);
 }
 
-static int op_fd(const proto_op *op, const char *dest, const int *fds, size_t nfds, cella_err *err)
+static int op_fd(const proto_op *op, const char *dest, const int *fds, size_t nfds,
+                 cella_err *err)
 {
     if (op->fd_index < 0 || (size_t)op->fd_index >= nfds)
         return cella_err_set(err, 0, "setup: %s names a missing descriptor", op->dest);
@@ -167,6 +168,40 @@ static int op_fd(const proto_op *op, const char *dest, const int *fds, size_t nf
     if (mount(src, dest, NULL, MS_BIND, NULL) < 0)
         return cella_err_set(err, errno, "bind %s", op->dest);
     return remount(dest, op_mount_flags(op->flags), err);
+}
+
+/* A descriptor opened in the parent's mount namespace cannot be a bind
+ * source here: its mount is not in our namespace. Before anything is mounted
+ * over the host's paths, re-open the same path in our copy of the namespace
+ * and check it is the very same directory, so the descriptor, not the path,
+ * stays the authority. The replacement is bound through /proc/self/fd, which
+ * no later mount can shadow. */
+static int localize_bind_fds(const proto_setup *s, int *fds, size_t nfds, cella_err *err)
+{
+    for (uint32_t i = 0; i < s->n_ops; i++) {
+        const proto_op *op = &s->ops[i];
+        if (op->kind != OP_BIND_FD || op->fd_index < 0 || (size_t)op->fd_index >= nfds)
+            continue;
+        int fd = fds[op->fd_index];
+        char link[64], path[PATH_MAX];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, path, sizeof(path) - 1);
+        if (n <= 0 || path[0] != '/')
+            return cella_err_set(err, errno, "resolve the %s descriptor", op->dest);
+        path[n] = '\0';
+        int here = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat a, b;
+        if (here < 0 || fstat(fd, &a) < 0 || fstat(here, &b) < 0 || a.st_dev != b.st_dev ||
+            a.st_ino != b.st_ino) {
+            int e = here < 0 ? errno : 0;
+            if (here >= 0)
+                close(here);
+            return cella_err_set(err, e, "%s: %s moved or is unreachable", op->dest, path);
+        }
+        close(fd);
+        fds[op->fd_index] = here;
+    }
+    return 0;
 }
 
 static int op_mask(const proto_op *op, const char *dest, cella_err *err)
@@ -322,7 +357,7 @@ static int load_seccomp(const proto_setup *s, cella_err *err)
     return 0;
 }
 
-int agent_setup(agent *a, const proto_setup *s, const int *fds, size_t nfds, cella_err *err)
+int agent_setup(agent *a, const proto_setup *s, int *fds, size_t nfds, cella_err *err)
 {
     if (s->version != PROTO_VERSION)
         return cella_err_set(err, 0, "agent speaks protocol %d, parent %u", PROTO_VERSION,
@@ -334,6 +369,8 @@ int agent_setup(agent *a, const proto_setup *s, const int *fds, size_t nfds, cel
     /* Nothing mounted here propagates back to the host, or in from it. */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         return cella_err_set(err, errno, "make mounts private");
+    if (localize_bind_fds(s, fds, nfds, err) < 0)
+        return -1;
     if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTS) < 0)
         return cella_err_set(err, errno, "mount the new root");
     for (uint32_t i = 0; i < s->n_ops; i++)
