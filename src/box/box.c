@@ -165,6 +165,10 @@ ssize_t box_recv(box *b, cella_err *err)
         ssize_t r = recv(b->sock, p, 64 << 10, 0);
         if (r < 0 && errno == EINTR)
             continue;
+        /* An agent killed with our bytes unread resets the connection: that
+         * is its death, the same as end-of-file. */
+        if (r < 0 && errno == ECONNRESET)
+            return 0;
         if (r < 0)
             return cella_err_set(err, errno, "sandbox %s: read from agent", cella_id_short(&b->id));
         cbuf_commit(&b->in, (size_t)r);

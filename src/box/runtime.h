@@ -2,7 +2,11 @@
  * compiled seccomp filter, the cgroup backend, the host image's layout, a
  * handle on its own binary (re-executed as each sandbox's agent), and the
  * uid-range allocator. The daemon holds one for its lifetime; `cella box`
- * holds one per run. Read-only after opening, so threads may share it. */
+ * holds one per run. Read-only after opening, so threads may share it.
+ *
+ * The agent is this process's own binary, re-executed as `<exe> __agent`:
+ * any program that creates sandboxes must answer that by calling
+ * agent_main() (agent/agent.h) first thing in main(), as cella does. */
 #ifndef CELLA_BOX_RUNTIME_H
 #define CELLA_BOX_RUNTIME_H
 

@@ -1,0 +1,326 @@
+/* The agent protocol against a real sandbox: several commands at once,
+ * stdin, signals, refusals (duplicate ids, malformed requests, the exec cap),
+ * zombie reaping, and the sandbox dying under a running command. This is the
+ * path the daemon will drive; `cella box` uses only one exec at a time. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/proto.h"
+#include "agent/wire.h"
+#include "box/box.h"
+#include "box/workspace.h"
+#include "util/alloc.h"
+#include "util/rmtree.h"
+
+#define WAIT_MS 30000   /* bound on any one wait: a hang fails, never blocks CI */
+
+static box_runtime *rt;
+static char state[] = "/tmp/cella-agent-test-XXXXXX";
+
+typedef struct frame {
+    proto_hdr h;
+    uint8_t *p;
+} frame;
+
+static int setup(void **st)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "test_agent needs root\n");
+        return -1;
+    }
+    assert_non_null(mkdtemp(state));
+    box_runtime_opts o = {.state_dir = state};
+    cella_err err;
+    if (box_runtime_open(&o, &rt, &err) < 0) {
+        fprintf(stderr, "runtime: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **st)
+{
+    box_runtime_close(rt);
+    rmtree_at(AT_FDCWD, state, NULL);
+    return 0;
+}
+
+static box *start(char *ws, size_t wsn)
+{
+    int fd;
+    cella_err err;
+    assert_int_equal(workspace_create_temp(rt, ws, &fd, &err), 0);
+    box_spec spec;
+    box_spec_init(&spec);
+    spec.workspace_dirfd = fd;
+    box *b;
+    if (box_create(rt, &spec, &b, &err) < 0)
+        fail_msg("box_create: %s", err.msg);
+    close(fd);
+    return b;
+}
+
+static void stop(box *b, const char *ws)
+{
+    box_destroy(b);
+    workspace_remove(rt, ws, NULL);
+}
+
+static void send_raw(box *b, uint16_t type, uint16_t flags, uint32_t id, const void *p, size_t n)
+{
+    cbuf f;
+    cbuf_init(&f);
+    proto_put_frame(&f, type, flags, id, p, n);
+    assert_int_equal(box_send(b, cbuf_head(&f), cbuf_avail(&f), NULL), 0);
+    cbuf_free(&f);
+}
+
+static void send_exec(box *b, uint32_t id, char **argv, uint32_t flags)
+{
+    proto_exec e = {.argv = argv, .cwd = "", .stdout_cap = 1 << 20, .stderr_cap = 1 << 20,
+                    .flags = flags};
+    cbuf f;
+    cbuf_init(&f);
+    size_t m = proto_begin_frame(&f, PROTO_EXEC, 0, id);
+    proto_put_exec(&f, &e);
+    proto_end_frame(&f, m);
+    assert_int_equal(box_send(b, cbuf_head(&f), cbuf_avail(&f), NULL), 0);
+    cbuf_free(&f);
+}
+
+/* Next frame of any kind other than STARTED/STDIN_ACK/LOG; false at EOF. */
+static bool next(box *b, frame *out)
+{
+    for (;;) {
+        const uint8_t *p;
+        int got = proto_peek_frame(&b->in, &out->h, &p, NULL);
+        assert_true(got >= 0);
+        if (got) {
+            out->p = cella_malloc(out->h.len + 1);
+            memcpy(out->p, p, out->h.len);
+            cbuf_consume(&b->in, PROTO_HDR_SIZE + out->h.len);
+            if (out->h.type == PROTO_STARTED || out->h.type == PROTO_STDIN_ACK ||
+                out->h.type == PROTO_LOG) {
+                cella_free(out->p);
+                continue;
+            }
+            return true;
+        }
+        struct pollfd pf = {.fd = b->sock, .events = POLLIN};
+        int pr = poll(&pf, 1, WAIT_MS);
+        assert_true(pr > 0);  /* a hang fails the test */
+        ssize_t n = box_recv(b, NULL);
+        assert_true(n >= 0);
+        if (n == 0)
+            return false;
+    }
+}
+
+/* Collects one exec's output until its EXIT (or ERROR). */
+static uint16_t wait_exec(box *b, uint32_t id, char *out, size_t outn, proto_exit *x)
+{
+    size_t used = 0;
+    frame f;
+    while (next(b, &f)) {
+        uint16_t type = f.h.type;
+        if (f.h.id == id && type == PROTO_OUTPUT && f.h.flags == PROTO_STREAM_STDOUT && out) {
+            size_t k = f.h.len < outn - 1 - used ? f.h.len : outn - 1 - used;
+            memcpy(out + used, f.p, k);
+            used += k;
+            out[used] = '\0';
+        }
+        if (f.h.id == id && type == PROTO_EXIT && x)
+            assert_int_equal(proto_get_exit(f.p, f.h.len, x, NULL), 0);
+        cella_free(f.p);
+        if (f.h.id == id && (type == PROTO_EXIT || type == PROTO_ERROR))
+            return type;
+    }
+    fail_msg("the agent went away while exec %u was pending", id);
+    return 0;
+}
+
+static uint32_t expect_error(box *b, uint32_t id)
+{
+    frame f;
+    assert_true(next(b, &f));
+    assert_int_equal(f.h.type, PROTO_ERROR);
+    assert_int_equal(f.h.id, id);
+    proto_error pe;
+    assert_int_equal(proto_get_error(f.p, f.h.len, &pe, NULL), 0);
+    uint32_t code = pe.code;
+    proto_error_free(&pe);
+    cella_free(f.p);
+    return code;
+}
+
+static void test_commands_run_concurrently(void **st)
+{
+    char ws[32];
+    box *b = start(ws, sizeof(ws));
+    /* 1 waits for stdin we have not sent; 2 must still finish first. */
+    send_exec(b, 1, (char *[]){"cat", NULL}, EXEC_STDIN);
+    send_exec(b, 2, (char *[]){"echo", "two", NULL}, 0);
+    char out[64];
+    proto_exit x;
+    assert_int_equal(wait_exec(b, 2, out, sizeof(out), &x), PROTO_EXIT);
+    assert_string_equal(out, "two\n");
+    assert_int_equal(x.exit_code, 0);
+    proto_exit_free(&x);
+    send_raw(b, PROTO_STDIN, 0, 1, "one\n", 4);
+    send_raw(b, PROTO_STDIN, PROTO_STDIN_EOF, 1, NULL, 0);
+    assert_int_equal(wait_exec(b, 1, out, sizeof(out), &x), PROTO_EXIT);
+    assert_string_equal(out, "one\n");
+    proto_exit_free(&x);
+    stop(b, ws);
+}
+
+static void test_refusals_keep_the_agent_serving(void **st)
+{
+    char ws[32];
+    box *b = start(ws, sizeof(ws));
+    send_exec(b, 7, (char *[]){"cat", NULL}, EXEC_STDIN);
+    send_exec(b, 7, (char *[]){"true", NULL}, 0);
+    assert_int_equal(expect_error(b, 7), PERR_DUPLICATE_ID);
+    send_raw(b, PROTO_EXEC, 0, 8, "\x01\x02\x03", 3);            /* malformed */
+    assert_int_equal(expect_error(b, 8), PERR_BAD_REQUEST);
+    proto_exec bad_env = {.argv = (char *[]){"true", NULL}, .env = (char *[]){"1X=y", NULL}};
+    cbuf f;
+    cbuf_init(&f);
+    proto_put_exec(&f, &bad_env);
+    send_raw(b, PROTO_EXEC, 0, 9, cbuf_head(&f), cbuf_avail(&f));
+    cbuf_free(&f);
+    assert_int_equal(expect_error(b, 9), PERR_BAD_REQUEST);
+    send_raw(b, PROTO_READY, 0, 10, NULL, 0);                     /* wrong direction */
+    assert_int_equal(expect_error(b, 10), PERR_BAD_REQUEST);
+    /* Signals for unknown execs and out-of-range signals are ignored. */
+    uint8_t sig[4] = {0xff, 0, 0, 0};
+    send_raw(b, PROTO_SIGNAL, 0, 7, sig, 4);
+    send_raw(b, PROTO_SIGNAL, 0, 999, sig, 4);
+    send_raw(b, PROTO_STDIN, PROTO_STDIN_EOF, 7, NULL, 0);
+    proto_exit x;
+    assert_int_equal(wait_exec(b, 7, NULL, 0, &x), PROTO_EXIT);
+    assert_int_equal(x.exit_code, 0);
+    proto_exit_free(&x);
+    send_exec(b, 11, (char *[]){"echo", "still here", NULL}, 0);
+    char out[64];
+    assert_int_equal(wait_exec(b, 11, out, sizeof(out), NULL), PROTO_EXIT);
+    assert_string_equal(out, "still here\n");
+    stop(b, ws);
+}
+
+static void test_signal_and_not_started(void **st)
+{
+    char ws[32];
+    box *b = start(ws, sizeof(ws));
+    send_exec(b, 1, (char *[]){"sleep", "1000", NULL}, 0);
+    uint8_t sig[4] = {SIGTERM, 0, 0, 0};
+    send_raw(b, PROTO_SIGNAL, 0, 1, sig, 4);
+    proto_exit x;
+    assert_int_equal(wait_exec(b, 1, NULL, 0, &x), PROTO_EXIT);
+    assert_int_equal(x.exit_code, -1);
+    assert_int_equal(x.signal, SIGTERM);
+    proto_exit_free(&x);
+    proto_exec e = {.argv = (char *[]){"pwd", NULL}, .cwd = "/nonexistent"};
+    cbuf f;
+    cbuf_init(&f);
+    proto_put_exec(&f, &e);
+    send_raw(b, PROTO_EXEC, 0, 2, cbuf_head(&f), cbuf_avail(&f));
+    cbuf_free(&f);
+    assert_int_equal(wait_exec(b, 2, NULL, 0, &x), PROTO_EXIT);
+    assert_true(x.flags & EXIT_NOT_STARTED);
+    assert_non_null(strstr(x.error, "/nonexistent"));
+    proto_exit_free(&x);
+    stop(b, ws);
+}
+
+static void test_exec_cap(void **st)
+{
+    char ws[32];
+    box *b = start(ws, sizeof(ws));
+    for (uint32_t id = 1; id <= 64; id++)
+        send_exec(b, id, (char *[]){"cat", NULL}, EXEC_STDIN);
+    send_exec(b, 65, (char *[]){"true", NULL}, 0);
+    assert_int_equal(expect_error(b, 65), PERR_BUSY);
+    for (uint32_t id = 1; id <= 64; id++)
+        send_raw(b, PROTO_STDIN, PROTO_STDIN_EOF, id, NULL, 0);
+    /* They finish in any order: collect every EXIT. */
+    bool done[65] = {false};
+    int n = 0;
+    frame f;
+    while (n < 64 && next(b, &f)) {
+        if (f.h.type == PROTO_EXIT) {
+            assert_true(f.h.id >= 1 && f.h.id <= 64 && !done[f.h.id]);
+            proto_exit x;
+            assert_int_equal(proto_get_exit(f.p, f.h.len, &x, NULL), 0);
+            assert_int_equal(x.exit_code, 0);
+            proto_exit_free(&x);
+            done[f.h.id] = true;
+            n++;
+        }
+        cella_free(f.p);
+    }
+    assert_int_equal(n, 64);
+    stop(b, ws);
+}
+
+static void test_orphans_are_reaped(void **st)
+{
+    char ws[32];
+    box *b = start(ws, sizeof(ws));
+    /* Orphans reparent to the agent (PID 1); none may stay a zombie. */
+    send_exec(b, 1,
+              (char *[]){"sh", "-c",
+                         "for i in 1 2 3 4 5; do sh -c 'true &'; done; sleep 0.5; "
+                         "grep -l '^State:.*Z' /proc/[0-9]*/status | wc -l",
+                         NULL},
+              0);
+    char out[64];
+    assert_int_equal(wait_exec(b, 1, out, sizeof(out), NULL), PROTO_EXIT);
+    assert_string_equal(out, "0\n");
+    stop(b, ws);
+}
+
+static void test_sandbox_dies_mid_exec(void **st)
+{
+    char ws[32];
+    box *b = start(ws, sizeof(ws));
+    send_exec(b, 1, (char *[]){"sleep", "1000", NULL}, 0);
+    syscall(SYS_pidfd_send_signal, b->pidfd, SIGKILL, NULL, 0);
+    frame f;
+    bool got_exit = false;
+    while (next(b, &f)) {
+        got_exit |= f.h.type == PROTO_EXIT;
+        cella_free(f.p);
+    }
+    assert_false(got_exit);          /* the caller learns it from EOF, not a fake result */
+    stop(b, ws);                     /* and teardown still works */
+}
+
+int main(int argc, char **argv)
+{
+    /* box re-executes this binary as the agent (see box/runtime.h). */
+    if (argc == 2 && !strcmp(argv[1], "__agent"))
+        return agent_main();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_commands_run_concurrently),
+        cmocka_unit_test(test_refusals_keep_the_agent_serving),
+        cmocka_unit_test(test_signal_and_not_started),
+        cmocka_unit_test(test_exec_cap),
+        cmocka_unit_test(test_orphans_are_reaped),
+        cmocka_unit_test(test_sandbox_dies_mid_exec),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
