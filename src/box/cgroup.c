@@ -250,31 +250,36 @@ static int ndirs(const cg_host *h)
     return h->version == CG_V2 ? 1 : CG_NCTL;
 }
 
-/* Kills whatever is still in a stale cgroup and removes it (bounded wait). */
-static int reclaim_stale(const char *dir, cella_err *err)
+/* rmdir of a cgroup answers EBUSY while its last processes are still on
+ * their way out. Retries for up to ~2 s; with kill_left, also SIGKILLs what
+ * is still listed (a stale cgroup whose owner died). */
+static int rmdir_cgroup(const char *dir, bool kill_left, cella_err *err)
 {
-    _cleanup_free_ char *kill_path = cella_asprintf("%s/cgroup.kill", dir);
-    file_write_str_at(AT_FDCWD, kill_path, "1", NULL);     /* v2 only; v1 lacks the file */
-    for (int tries = 0; tries < 200; tries++) {
+    if (kill_left) {
+        _cleanup_free_ char *kill_path = cella_asprintf("%s/cgroup.kill", dir);
+        file_write_str_at(AT_FDCWD, kill_path, "1", NULL);   /* v2 only; v1 lacks the file */
+    }
+    for (int tries = 0;; tries++) {
         if (rmdir(dir) == 0 || errno == ENOENT)
             return 0;
-        if (errno != EBUSY)
-            return cella_err_set(err, errno, "remove stale cgroup %s", dir);
-        _cleanup_free_ char *procs_path = cella_asprintf("%s/cgroup.procs", dir);
-        _cleanup_free_ char *procs = NULL;
-        if (file_read_str_at(AT_FDCWD, procs_path, 1 << 16, &procs, NULL) == 0)
-            for (char *p = procs; *p;) {
-                long pid = strtol(p, &p, 10);
-                if (pid > 0)
-                    kill((pid_t)pid, SIGKILL);
-                while (*p == '\n')
-                    p++;
-                if (pid <= 0)
-                    break;
-            }
+        if (errno != EBUSY || tries >= 200)
+            return cella_err_set(err, errno, "remove cgroup %s", dir);
+        if (kill_left) {
+            _cleanup_free_ char *procs_path = cella_asprintf("%s/cgroup.procs", dir);
+            _cleanup_free_ char *procs = NULL;
+            if (file_read_str_at(AT_FDCWD, procs_path, 1 << 16, &procs, NULL) == 0)
+                for (char *p = procs; *p;) {
+                    char *end;
+                    long pid = strtol(p, &end, 10);
+                    if (end == p)
+                        break;
+                    if (pid > 0)
+                        kill((pid_t)pid, SIGKILL);
+                    p = end + strspn(end, "\n");
+                }
+        }
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     }
-    return cella_err_set(err, EBUSY, "stale cgroup %s does not empty", dir);
 }
 
 int cg_box_reclaim(cg_host *h, const char *name, cella_err *err)
@@ -282,7 +287,7 @@ int cg_box_reclaim(cg_host *h, const char *name, cella_err *err)
     int rc = 0;
     for (int c = 0; c < ndirs(h); c++) {
         _cleanup_free_ char *dir = cella_asprintf("%s/%s", h->base[c], name);
-        if (reclaim_stale(dir, err) < 0)
+        if (rmdir_cgroup(dir, true, err) < 0)
             rc = -1;
     }
     return rc;
@@ -326,7 +331,12 @@ int cg_box_create(cg_host *h, const char *name, const cg_limits *lim, bool recla
         b->dir[c] = cella_asprintf("%s/%s", h->base[c], name);
         int rc = mkdir(b->dir[c], 0755);
         if (rc < 0 && errno == EEXIST && reclaim) {
-            rc = reclaim_stale(b->dir[c], err) < 0 ? -1 : mkdir(b->dir[c], 0755);
+            if (rmdir_cgroup(b->dir[c], true, err) < 0) {
+                cella_free(b->dir[c]);
+                b->dir[c] = NULL;
+                goto error;
+            }
+            rc = mkdir(b->dir[c], 0755);
         }
         if (rc < 0) {
             cella_err_set(err, errno, "create cgroup %s", b->dir[c]);
@@ -408,19 +418,8 @@ int cg_box_destroy(cg_box *b, cella_err *err)
     for (int c = 0; c < CG_NCTL; c++) {
         if (b->dirfd[c] >= 0)
             close(b->dirfd[c]);
-        if (!b->dir[c])
-            continue;
-        /* The last processes of a dying sandbox may take a moment to leave
-         * the cgroup; rmdir answers EBUSY until then. Bounded at ~2 s. */
-        for (int tries = 0;; tries++) {
-            if (rmdir(b->dir[c]) == 0 || errno == ENOENT)
-                break;
-            if (errno != EBUSY || tries >= 200) {
-                rc = cella_err_set(err, errno, "remove cgroup %s", b->dir[c]);
-                break;
-            }
-            nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
-        }
+        if (b->dir[c] && rmdir_cgroup(b->dir[c], false, err) < 0)
+            rc = -1;
         cella_free(b->dir[c]);
     }
     cella_free(b);

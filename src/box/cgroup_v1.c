@@ -12,22 +12,6 @@
 #include "util/alloc.h"
 #include "util/fdio.h"
 
-static int mkdir_p(char *path, cella_err *err)
-{
-    for (char *s = path + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        int rc = mkdir(path, 0755);
-        *s = '/';
-        if (rc < 0 && errno != EEXIST)
-            return cella_err_set(err, errno, "mkdir %s", path);
-    }
-    if (mkdir(path, 0755) < 0 && errno != EEXIST)
-        return cella_err_set(err, errno, "mkdir %s", path);
-    return 0;
-}
-
 int cg_v1_host_open(const cg_layout *l, const cg_open_opts *o, cg_host *h, cella_err *err)
 {
     for (int c = 0; c < CG_NCTL; c++) {
@@ -42,7 +26,7 @@ int cg_v1_host_open(const cg_layout *l, const cg_open_opts *o, cg_host *h, cella
             return cella_err_set(err, 0, "cgroups: our %s cgroup lies outside its mount",
                                  cg_ctl_names[c]);
         h->base[c] = base;
-        if (mkdir_p(base, err) < 0)
+        if (fs_mkdir_p(base, 0755, err) < 0)
             return cella_err_prefix(err, "cgroups (v1 %s)", cg_ctl_names[c]);
     }
     h->limits = true;

@@ -29,23 +29,6 @@ char *statedir_default_path(void)
     return cella_asprintf("%s/.local/state/cella", home && *home ? home : "/tmp");
 }
 
-/* mkdir -p: parents 0755, the last component 0700. */
-static int mkdir_p(const char *path, cella_err *err)
-{
-    _cleanup_free_ char *p = cella_strdup(path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(p, 0755) < 0 && errno != EEXIST)
-            return cella_err_set(err, errno, "mkdir %s", p);
-        *s = '/';
-    }
-    if (mkdir(p, 0700) < 0 && errno != EEXIST)
-        return cella_err_set(err, errno, "mkdir %s", p);
-    return 0;
-}
-
 /* The node key is made once and kept: a file written whole to a temporary
  * name and linked into place, so concurrent first runs agree on one key. */
 static int load_node_key(int dfd, uint32_t *key, cella_err *err)
@@ -95,7 +78,7 @@ int statedir_open(const char *path, statedir *sd, cella_err *err)
     if (!path || path[0] != '/')
         return cella_err_set(err, 0, "state directory must be an absolute path (got '%s')",
                              path ? path : "");
-    if (mkdir_p(path, err) < 0)
+    if (fs_mkdir_p(path, 0700, err) < 0)
         return -1;
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)

@@ -1,5 +1,6 @@
 #include "util/buf.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "util/alloc.h"
@@ -27,6 +28,8 @@ uint8_t *cbuf_reserve(cbuf *b, size_t n)
         if (b->cap - b->len >= n)
             return b->data + b->len;
     }
+    if (n > SIZE_MAX / 2 - b->len)
+        cella_realloc(NULL, SIZE_MAX);       /* cannot be met: the out-of-memory path */
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < n)
         cap *= 2;

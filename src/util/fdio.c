@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,6 +92,23 @@ int file_read_str_at(int dirfd, const char *path, size_t max, char **out, cella_
     }
     buf[r] = '\0';
     *out = buf;
+    return 0;
+}
+
+int fs_mkdir_p(const char *path, mode_t mode, cella_err *err)
+{
+    _cleanup_free_ char *p = cella_strdup(path);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        int rc = mkdir(p, 0755);
+        *s = '/';
+        if (rc < 0 && errno != EEXIST)
+            return cella_err_set(err, errno, "mkdir %.*s", (int)(s - p), p);
+    }
+    if (mkdir(p, mode) < 0 && errno != EEXIST)
+        return cella_err_set(err, errno, "mkdir %s", p);
     return 0;
 }
 

@@ -21,6 +21,10 @@ int file_write_str_at(int dirfd, const char *path, const char *s, cella_err *err
 /* Reads a small file (up to max bytes) into a NUL-terminated heap string. */
 int file_read_str_at(int dirfd, const char *path, size_t max, char **out, cella_err *err);
 
+/* mkdir -p: missing parents get 0755, the last component `mode`. An
+ * existing directory is fine. */
+int fs_mkdir_p(const char *path, mode_t mode, cella_err *err);
+
 /* Monotonic clock in nanoseconds / milliseconds. */
 int64_t clock_now_ns(void);
 

@@ -64,6 +64,13 @@ def test_single_mapping_and_ownership(nobody_env):
     assert os.stat(f"{base}/ws/out").st_uid == nobody.pw_uid
 
 
+def test_unreadable_dirs_do_not_block_cleanup(nobody_env):
+    _, base, env = nobody_env
+    p = as_nobody(env, "--", "sh", "-c", "mkdir -p a/b && touch a/b/f && chmod 000 a/b a")
+    assert p.returncode == 0, p.stderr
+    assert os.listdir(f"{base}/state/workspaces") == []
+
+
 def test_limits_still_hold(nobody_env):
     _, _, env = nobody_env
     p = as_nobody(env, "--memory-mb", "64", "--", "python3", "-c", "x = b'x' * (512 << 20)")
