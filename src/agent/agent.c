@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -38,22 +39,39 @@ void agent_send_error(agent *a, uint32_t id, uint32_t code, const char *fmt, ...
     proto_end_frame(&a->out, mark);
 }
 
-/* Blocking flush, used before the loop starts and before dying. */
-static void flush_blocking(agent *a)
+/* Sends what is queued. Non-blocking in the loop; blocking (bounded: a
+ * parent that stops reading must not hold a dying agent forever) before the
+ * loop starts and before exiting. */
+static void flush(agent *a, bool block)
 {
+    int64_t deadline = clock_now_ns() + 2 * 1000000000LL;
     while (cbuf_avail(&a->out)) {
-        ssize_t w = send(a->sock, cbuf_head(&a->out), cbuf_avail(&a->out), MSG_NOSIGNAL);
+        ssize_t w = send(a->sock, cbuf_head(&a->out), cbuf_avail(&a->out),
+                         MSG_NOSIGNAL | (block ? 0 : MSG_DONTWAIT));
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && errno == EAGAIN) {
+            if (!block)
+                return;
+            int left = (int)((deadline - clock_now_ns()) / 1000000);
+            if (left <= 0)
+                _exit(1);
             struct pollfd p = {.fd = a->sock, .events = POLLOUT};
-            poll(&p, 1, 1000);
+            poll(&p, 1, left);
             continue;
         }
         if (w <= 0)
-            _exit(1);
+            _exit(0);      /* the parent is gone: so is the sandbox */
         cbuf_consume(&a->out, (size_t)w);
     }
+}
+
+/* Fatal: tell the parent why, then end the sandbox. */
+__attribute__((noreturn)) static void die(agent *a, const char *msg)
+{
+    agent_send_error(a, 0, PERR_SETUP, "%s", msg);
+    flush(a, true);
+    _exit(1);
 }
 
 /* Reads until a whole SETUP frame is in, collecting attached descriptors. */
@@ -131,12 +149,8 @@ static void read_socket(agent *a)
         const uint8_t *payload;
         cella_err err;
         int got = proto_peek_frame(&a->in, &h, &payload, &err);
-        if (got < 0) {
-            /* A corrupt stream cannot be resynchronised: end the sandbox. */
-            agent_send_error(a, 0, PERR_SETUP, "%s", err.msg);
-            flush_blocking(a);
-            _exit(1);
-        }
+        if (got < 0)
+            die(a, err.msg);   /* a corrupt stream cannot be resynchronised */
         if (!got)
             break;
         dispatch(a, &h, payload);
@@ -144,60 +158,43 @@ static void read_socket(agent *a)
     }
 }
 
-static void flush(agent *a)
-{
-    while (cbuf_avail(&a->out)) {
-        ssize_t w = send(a->sock, cbuf_head(&a->out), cbuf_avail(&a->out), MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && errno == EAGAIN)
-            return;
-        if (w < 0)
-            _exit(0);
-        cbuf_consume(&a->out, (size_t)w);
-    }
-}
-
 static void loop(agent *a)
 {
-    struct pollfd pfd[2 + 3 * AGENT_MAX_EXECS];
-    agent_exec *owner[2 + 3 * AGENT_MAX_EXECS];
-    int stream[2 + 3 * AGENT_MAX_EXECS];
+    struct pollfd pfd[2 + 4 * AGENT_MAX_EXECS];
+    int owner[2 + 4 * AGENT_MAX_EXECS];   /* exec slot */
+    int stream[2 + 4 * AGENT_MAX_EXECS];  /* index into its fd[] */
     for (;;) {
         int64_t now = clock_now_ns();
         int timeout = -1;
         for (int i = 0; i < AGENT_MAX_EXECS; i++) {
             if (!a->execs[i])
                 continue;
-            int t = agent_exec_tick(a, a->execs[i], now);
+            int t = agent_exec_tick(a, i, now);
             if (t >= 0 && (timeout < 0 || t < timeout))
                 timeout = t;
         }
-        flush(a);
-        bool throttled = cbuf_avail(&a->out) >= AGENT_OUT_HIGH_WATER;
+        flush(a, false);
+        bool throttled = agent_throttled(a);
         int n = 0;
         pfd[n++] = (struct pollfd){.fd = a->sock,
                                    .events = (short)(POLLIN | (cbuf_avail(&a->out) ? POLLOUT : 0))};
         pfd[n++] = (struct pollfd){.fd = a->sigfd, .events = POLLIN};
-        for (int i = 0; i < AGENT_MAX_EXECS; i++) {
-            agent_exec *e = a->execs[i];
-            if (!e)
-                continue;
-            for (int s = 0; s < 3; s++) {
-                if (e->fd[s] < 0)
+        /* Start reports first, so STARTED goes out before any output. */
+        static const int order[4] = {EXEC_REPORT, 0, 1, 2};
+        for (int k = 0; k < 4; k++)
+            for (int i = 0; i < AGENT_MAX_EXECS; i++) {
+                agent_exec *e = a->execs[i];
+                int s = order[k];
+                if (!e || e->fd[s] < 0)
                     continue;
-                short ev;
-                if (s == 0)
-                    ev = cbuf_avail(&e->stdin_buf) ? POLLOUT : 0;
-                else
-                    ev = (!throttled || e->reaped) ? POLLIN : 0;
+                short ev = s == 0 ? (cbuf_avail(&e->stdin_buf) ? POLLOUT : 0)
+                                  : (s == EXEC_REPORT || !throttled) ? POLLIN : 0;
                 if (!ev)
                     continue;
-                owner[n] = e;
+                owner[n] = i;
                 stream[n] = s;
                 pfd[n++] = (struct pollfd){.fd = e->fd[s], .events = ev};
             }
-        }
         if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
             _exit(1);
         if (pfd[1].revents & POLLIN) {
@@ -207,12 +204,16 @@ static void loop(agent *a)
             agent_reap(a);
         }
         for (int i = 2; i < n; i++) {
-            if (!pfd[i].revents)
+            agent_exec *e = a->execs[owner[i]];
+            /* An earlier entry may have ended this exec (a failed start). */
+            if (!pfd[i].revents || !e || e->fd[stream[i]] != pfd[i].fd)
                 continue;
-            if (stream[i] == 0)
-                agent_exec_write_stdin(a, owner[i]);
+            if (stream[i] == EXEC_REPORT)
+                agent_exec_started(a, owner[i]);
+            else if (stream[i] == 0)
+                agent_exec_write_stdin(a, e);
             else
-                agent_exec_pump(a, owner[i], stream[i]);
+                agent_exec_pump(a, e, stream[i]);
         }
         if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))
             read_socket(a);
@@ -234,6 +235,10 @@ int agent_main(void)
         fprintf(stderr, "cella: __agent is run by cella itself, as PID 1 of a sandbox\n");
         return 2;
     }
+    /* The socket arrives without close-on-exec (dup2 clears it); no command
+     * may ever inherit it, or it could forge frames to the parent. */
+    if (fd_set_cloexec(a.sock, 1) < 0)
+        return 2;
     signal(SIGPIPE, SIG_IGN);
     /* SIGCHLD arrives through a descriptor, so the loop is one poll(). */
     sigset_t chld;
@@ -248,26 +253,19 @@ int agent_main(void)
     proto_setup setup;
     cella_err err;
     if (read_setup(&a, fds, &nfds, &h, &payload, &err) < 0 ||
-        proto_get_setup(payload, h.len, &setup, &err) < 0) {
-        agent_send_error(&a, 0, PERR_SETUP, "agent: %s", err.msg);
-        flush_blocking(&a);
-        _exit(1);
-    }
+        proto_get_setup(payload, h.len, &setup, &err) < 0)
+        die(&a, err.msg);
     cbuf_consume(&a.in, PROTO_HDR_SIZE + h.len);
     int rc = agent_setup(&a, &setup, fds, nfds, &err);
     for (size_t i = 0; i < nfds; i++)
         close(fds[i]);
     proto_setup_free(&setup);
-    if (rc < 0) {
-        agent_send_error(&a, 0, PERR_SETUP, "%s", err.msg);
-        flush_blocking(&a);
-        _exit(1);
-    }
+    if (rc < 0)
+        die(&a, err.msg);
     a.sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
     if (a.sigfd < 0 || fd_set_nonblock(a.sock, 1) < 0) {
-        agent_send_error(&a, 0, PERR_SETUP, "signalfd: %s", strerror(errno));
-        flush_blocking(&a);
-        _exit(1);
+        snprintf(err.msg, sizeof(err.msg), "signalfd: %s", strerror(errno));
+        die(&a, err.msg);
     }
     agent_send(&a, PROTO_READY, 0, 0, NULL, 0);
     loop(&a);

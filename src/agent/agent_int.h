@@ -12,6 +12,7 @@
 #include "util/err.h"
 
 #define AGENT_SOCK_FD 3
+#define EXEC_REPORT 3          /* index of the start-report pipe in agent_exec.fd */
 #define AGENT_MAX_EXECS 64
 /* Past this much queued for the parent, stop reading commands' output, so a
  * slow parent slows the commands instead of growing the agent. */
@@ -25,16 +26,21 @@
 typedef struct agent_exec {
     uint32_t id;
     pid_t pid;
-    int fd[3];                /* stdin (write end), stdout, stderr (read ends); -1 closed */
+    /* stdin (write end), stdout, stderr (read ends), and the start report:
+     * a close-on-exec pipe whose EOF means the exec happened. -1: closed. */
+    int fd[4];
     uint64_t cap[3];          /* bytes forwarded at most, per stream (index 1, 2) */
     uint64_t kept[3];         /* bytes forwarded */
     uint64_t total[3];        /* bytes produced */
     cbuf stdin_buf;
     bool stdin_eof;           /* the parent has sent all of stdin */
     bool stdin_closed;        /* the command closed its stdin */
+    char *cmd;                /* argv[0] and the workdir, for start-failure messages */
+    char *cwd;
     int64_t start_ns;
     int64_t deadline_ns;      /* 0: none */
     int64_t drain_deadline_ns;
+    int64_t last_tick_ns;
     bool timed_out;
     bool reaped;
     int status;
@@ -68,10 +74,15 @@ void agent_exec_start(agent *a, uint32_t id, const uint8_t *payload, size_t n);
 void agent_exec_stdin(agent *a, uint32_t id, uint16_t flags, const uint8_t *p, size_t n);
 void agent_exec_signal(agent *a, uint32_t id, const uint8_t *p, size_t n);
 void agent_exec_pump(agent *a, agent_exec *e, int stream);
+/* The start report is readable: the command exec'd (EOF) or could not start. */
+void agent_exec_started(agent *a, int slot);
 void agent_exec_write_stdin(agent *a, agent_exec *e);
 void agent_reap(agent *a);
-/* Timeouts and completion; returns the ms until this exec next needs a look (-1: none). */
-int agent_exec_tick(agent *a, agent_exec *e, int64_t now);
+/* Timeouts and completion of the exec in a slot (which it may free); returns
+ * the ms until it next needs a look (-1: none). */
+int agent_exec_tick(agent *a, int slot, int64_t now);
+/* True when the outgoing queue is full enough to stop reading commands' output. */
+bool agent_throttled(const agent *a);
 agent_exec *agent_exec_find(agent *a, uint32_t id);
 
 #endif

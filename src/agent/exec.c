@@ -1,6 +1,8 @@
 /* Commands inside the sandbox: each exec is a child of the agent in a
  * session (and process group) of its own, running as the sandbox user, with
- * its output read into the outgoing queue and its stdin fed from the parent. */
+ * its output read into the outgoing queue and its stdin fed from the parent.
+ * Nothing here blocks: sandbox code can stop a starting child (kill -STOP
+ * -1), so even the start is reported through a polled pipe. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -9,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -20,6 +23,7 @@
 #include "util/cleanup.h"
 #include "util/fdio.h"
 #include "util/parse.h"
+#include "util/sig.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -45,6 +49,11 @@ agent_exec *agent_exec_find(agent *a, uint32_t id)
         if (a->execs[i] && a->execs[i]->id == id)
             return a->execs[i];
     return NULL;
+}
+
+bool agent_throttled(const agent *a)
+{
+    return cbuf_avail(&a->out) >= AGENT_OUT_HIGH_WATER;
 }
 
 static void env_set(char ***env, size_t *n, const char *kv)
@@ -126,20 +135,17 @@ __attribute__((noreturn)) static void child_report(int fd, int stage, int errnum
 __attribute__((noreturn)) static void exec_child(agent *a, char *const argv[], char *const envp[],
                                                  const char *cwd, const int stdio[3], int report)
 {
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    for (int s = 1; s < _NSIG; s++)
-        if (s != SIGKILL && s != SIGSTOP)
-            signal(s, SIG_DFL);
+    sig_reset_all();
     /* Its own session and process group: a timeout kills the whole group,
      * and nothing inside shares a group with the agent. */
     setsid();
     for (int i = 0; i < 3; i++)
         if (dup2(stdio[i], i) < 0)
             child_report(report, STAGE_SETUP, errno);
-    /* No descriptor of the agent's survives the exec. */
-    syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+    /* No descriptor of the agent's may survive the exec (its socket would
+     * let the command forge frames to the parent). */
+    if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+        child_report(report, STAGE_SETUP, errno);
     struct rlimit fsize = {a->rlimit_fsize, a->rlimit_fsize};
     struct rlimit nofile = {a->rlimit_nofile, a->rlimit_nofile};
     struct rlimit nocore = {0, 0};
@@ -167,33 +173,6 @@ static void send_exit(agent *a, uint32_t id, const proto_exit *x)
     proto_end_frame(&a->out, mark);
 }
 
-/* A command that never ran. exec-stage failures look like a shell's (exit
- * 127 "not found", 126 otherwise, message on stderr); earlier failures
- * report not-started with the reason. */
-static void report_start_failure(agent *a, uint32_t id, const char *cmd, const char *cwd,
-                                 const struct child_report *r, int64_t t0)
-{
-    proto_exit x = {.exit_code = -1, .duration_us = (uint64_t)(clock_now_ns() - t0) / 1000};
-    char msg[512];
-    if (r->stage == STAGE_EXEC) {
-        int n = snprintf(msg, sizeof(msg), "exec: %s: %s\n", cmd,
-                         r->errnum == ENOENT ? "not found" : strerror(r->errnum));
-        size_t len = n < 0 ? 0 : (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1;
-        agent_send(a, PROTO_OUTPUT, PROTO_STREAM_STDERR, id, msg, len);
-        x.stderr_bytes = len;
-        x.exit_code = r->errnum == ENOENT ? 127 : 126;
-    } else if (r->stage == STAGE_CHDIR) {
-        snprintf(msg, sizeof(msg), "workdir %s: %s", cwd, strerror(r->errnum));
-        x.flags = EXIT_NOT_STARTED;
-        x.error = msg;
-    } else {
-        snprintf(msg, sizeof(msg), "could not start as the sandbox user: %s", strerror(r->errnum));
-        x.flags = EXIT_NOT_STARTED;
-        x.error = msg;
-    }
-    send_exit(a, id, &x);
-}
-
 static bool env_ok(char *const *env, const char **bad)
 {
     for (size_t i = 0; env && env[i]; i++)
@@ -202,6 +181,25 @@ static bool env_ok(char *const *env, const char **bad)
             return false;
         }
     return true;
+}
+
+static void close_fd(agent_exec *e, int i)
+{
+    if (e->fd[i] >= 0)
+        close(e->fd[i]);
+    e->fd[i] = -1;
+}
+
+static void free_exec(agent *a, int slot)
+{
+    agent_exec *e = a->execs[slot];
+    for (int i = 0; i < 4; i++)
+        close_fd(e, i);
+    cbuf_free(&e->stdin_buf);
+    cella_free(e->cmd);
+    cella_free(e->cwd);
+    cella_free(e);
+    a->execs[slot] = NULL;
 }
 
 void agent_exec_start(agent *a, uint32_t id, const uint8_t *payload, size_t n)
@@ -234,7 +232,9 @@ void agent_exec_start(agent *a, uint32_t id, const uint8_t *payload, size_t n)
     }
     envp = build_env(req.env, cwd);
     if (((req.flags & EXEC_STDIN) && pipe2(p_in, O_CLOEXEC) < 0) || pipe2(p_out, O_CLOEXEC) < 0 ||
-        pipe2(p_err, O_CLOEXEC) < 0 || pipe2(p_rep, O_CLOEXEC) < 0) {
+        pipe2(p_err, O_CLOEXEC) < 0 || pipe2(p_rep, O_CLOEXEC) < 0 ||
+        (p_in[1] >= 0 && fd_set_nonblock(p_in[1], 1) < 0) || fd_set_nonblock(p_out[0], 1) < 0 ||
+        fd_set_nonblock(p_err[0], 1) < 0 || fd_set_nonblock(p_rep[0], 1) < 0) {
         agent_send_error(a, id, PERR_INTERNAL, "pipe: %s", strerror(errno));
         goto out;
     }
@@ -249,33 +249,23 @@ void agent_exec_start(agent *a, uint32_t id, const uint8_t *payload, size_t n)
         int stdio[3] = {p_in[0] >= 0 ? p_in[0] : a->devnull, p_out[1], p_err[1]};
         exec_child(a, req.argv, envp, cwd, stdio, p_rep[1]);
     }
-    close(p_rep[1]);
-    p_rep[1] = -1;
-    struct child_report rep;
-    ssize_t r = fd_read_full(p_rep[0], &rep, sizeof(rep));
-    if (r == (ssize_t)sizeof(rep)) {
-        report_start_failure(a, id, req.argv[0], cwd, &rep, t0);
-        goto out;       /* the child is reaped like any orphan */
-    }
     agent_exec *e = cella_calloc(1, sizeof(*e));
     e->id = id;
     e->pid = pid;
     e->fd[0] = p_in[1];
     e->fd[1] = p_out[0];
     e->fd[2] = p_err[0];
-    p_in[1] = p_out[0] = p_err[0] = -1;
-    for (int i = 0; i < 3; i++)
-        if (e->fd[i] >= 0)
-            fd_set_nonblock(e->fd[i], 1);
+    e->fd[EXEC_REPORT] = p_rep[0];
+    p_in[1] = p_out[0] = p_err[0] = p_rep[0] = -1;
     e->cap[1] = req.stdout_cap;
     e->cap[2] = req.stderr_cap;
+    e->cmd = cella_strdup(req.argv[0]);
+    e->cwd = cella_strdup(cwd);
     cbuf_init(&e->stdin_buf);
     e->start_ns = t0;
     if (req.timeout_ms)
         e->deadline_ns = t0 + (int64_t)req.timeout_ms * 1000000;
     a->execs[slot] = e;
-    uint8_t pidb[4] = {(uint8_t)pid, (uint8_t)(pid >> 8), (uint8_t)(pid >> 16), (uint8_t)(pid >> 24)};
-    agent_send(a, PROTO_STARTED, 0, id, pidb, sizeof(pidb));
 out:
     for (int i = 0; i < 2; i++) {
         int *fds[] = {&p_in[i], &p_out[i], &p_err[i], &p_rep[i]};
@@ -287,17 +277,62 @@ out:
     proto_exec_free(&req);
 }
 
+void agent_exec_started(agent *a, int slot)
+{
+    agent_exec *e = a->execs[slot];
+    struct child_report r;
+    ssize_t n = read(e->fd[EXEC_REPORT], &r, sizeof(r));
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    close_fd(e, EXEC_REPORT);
+    if (n != (ssize_t)sizeof(r)) {
+        /* End of file: the exec happened (or the child died on the way,
+         * which its exit status will tell). */
+        uint8_t pidb[4];
+        wire_le32(pidb, (uint32_t)e->pid);
+        agent_send(a, PROTO_STARTED, 0, e->id, pidb, sizeof(pidb));
+        return;
+    }
+    /* It never ran. exec-stage failures look like a shell's (exit 127 "not
+     * found", 126 otherwise, message on stderr); earlier ones report
+     * not-started with the reason. The child is reaped like any orphan. */
+    proto_exit x = {.exit_code = -1, .duration_us = (uint64_t)(clock_now_ns() - e->start_ns) / 1000};
+    char msg[512];
+    if (r.stage == STAGE_EXEC) {
+        int len = snprintf(msg, sizeof(msg), "exec: %s: %s\n", e->cmd,
+                           r.errnum == ENOENT ? "not found" : strerror(r.errnum));
+        size_t l = len < 0 ? 0 : (size_t)len < sizeof(msg) ? (size_t)len : sizeof(msg) - 1;
+        agent_send(a, PROTO_OUTPUT, PROTO_STREAM_STDERR, e->id, msg, l);
+        x.stderr_bytes = l;
+        x.exit_code = r.errnum == ENOENT ? 127 : 126;
+    } else {
+        if (r.stage == STAGE_CHDIR)
+            snprintf(msg, sizeof(msg), "workdir %s: %s", e->cwd, strerror(r.errnum));
+        else
+            snprintf(msg, sizeof(msg), "could not start as the sandbox user: %s",
+                     strerror(r.errnum));
+        x.flags = EXIT_NOT_STARTED;
+        x.error = msg;
+    }
+    send_exit(a, e->id, &x);
+    free_exec(a, slot);
+}
+
 static void send_ack(agent *a, agent_exec *e, uint32_t n, uint16_t flags)
 {
-    uint8_t b[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
+    uint8_t b[4];
+    wire_le32(b, n);
     agent_send(a, PROTO_STDIN_ACK, flags, e->id, b, sizeof(b));
 }
 
-static void close_fd(agent_exec *e, int i)
+/* The command will take no more stdin: drop what is queued, tell the parent. */
+static void stdin_gone(agent *a, agent_exec *e, size_t taken)
 {
-    if (e->fd[i] >= 0)
-        close(e->fd[i]);
-    e->fd[i] = -1;
+    taken += cbuf_avail(&e->stdin_buf);
+    cbuf_reset(&e->stdin_buf);
+    close_fd(e, 0);
+    e->stdin_closed = true;
+    send_ack(a, e, (uint32_t)taken, PROTO_ACK_CLOSED);
 }
 
 void agent_exec_write_stdin(agent *a, agent_exec *e)
@@ -314,12 +349,7 @@ void agent_exec_write_stdin(agent *a, agent_exec *e)
             continue;
         if (w < 0 && errno == EAGAIN)
             break;
-        /* EPIPE: the command closed its stdin. Tell the parent to stop. */
-        taken += cbuf_avail(&e->stdin_buf);
-        cbuf_reset(&e->stdin_buf);
-        close_fd(e, 0);
-        e->stdin_closed = true;
-        send_ack(a, e, (uint32_t)taken, PROTO_ACK_CLOSED);
+        stdin_gone(a, e, taken);    /* EPIPE: the command closed its stdin */
         return;
     }
     if (taken)
@@ -339,9 +369,10 @@ void agent_exec_stdin(agent *a, uint32_t id, uint16_t flags, const uint8_t *p, s
         return;
     }
     if (cbuf_avail(&e->stdin_buf) + n > AGENT_STDIN_MAX) {
-        /* The parent overran its window; dropping is the only bounded answer. */
-        agent_send(a, PROTO_LOG, 0, id, "stdin window overrun", 20);
-        send_ack(a, e, (uint32_t)n, 0);
+        /* The parent overran its window. Silently dropping bytes would hand
+         * the command corrupt input; ending its stdin is the honest answer. */
+        agent_send(a, PROTO_LOG, 0, id, "stdin window overrun: stdin closed", 34);
+        stdin_gone(a, e, n);
         return;
     }
     cbuf_append(&e->stdin_buf, p, n);
@@ -385,7 +416,7 @@ void agent_exec_pump(agent *a, agent_exec *e, int s)
         }
         if (r > 0) {
             e->total[s] += (uint64_t)r;
-            if (!e->reaped && cbuf_avail(&a->out) >= AGENT_OUT_HIGH_WATER)
+            if (agent_throttled(a))
                 return;
             continue;
         }
@@ -420,9 +451,21 @@ static uint64_t tv_us(struct timeval tv)
     return (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec;
 }
 
+/* Closes an output stream for good; bytes still in it count as produced
+ * and not kept, so the result says truncated. */
+static void abandon_stream(agent_exec *e, int s)
+{
+    int left = 0;
+    if (e->fd[s] >= 0 && ioctl(e->fd[s], FIONREAD, &left) == 0 && left > 0)
+        e->total[s] += (uint64_t)left;
+    close_fd(e, s);
+}
+
 static void finish(agent *a, int slot)
 {
     agent_exec *e = a->execs[slot];
+    abandon_stream(e, 1);
+    abandon_stream(e, 2);
     proto_exit x = {
         .exit_code = WIFEXITED(e->status) ? WEXITSTATUS(e->status) : -1,
         .signal = WIFSIGNALED(e->status) ? WTERMSIG(e->status) : 0,
@@ -440,11 +483,7 @@ static void finish(agent *a, int slot)
     if (e->total[2] > e->kept[2])
         x.flags |= EXIT_STDERR_TRUNCATED;
     send_exit(a, e->id, &x);
-    for (int i = 0; i < 3; i++)
-        close_fd(e, i);
-    cbuf_free(&e->stdin_buf);
-    cella_free(e);
-    a->execs[slot] = NULL;
+    free_exec(a, slot);
 }
 
 static int ms_until(int64_t t, int64_t now)
@@ -453,30 +492,31 @@ static int ms_until(int64_t t, int64_t now)
     return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
-int agent_exec_tick(agent *a, agent_exec *e, int64_t now)
+int agent_exec_tick(agent *a, int slot, int64_t now)
 {
+    agent_exec *e = a->execs[slot];
+    int64_t since = e->last_tick_ns ? now - e->last_tick_ns : 0;
+    e->last_tick_ns = now;
     if (!e->reaped && e->deadline_ns && !e->timed_out && now >= e->deadline_ns) {
         /* Time is up: the whole process group goes, not just its leader. */
         e->timed_out = true;
         kill(-e->pid, SIGKILL);
         kill(e->pid, SIGKILL);
     }
-    if (!e->reaped)
-        return e->deadline_ns && !e->timed_out ? ms_until(e->deadline_ns, now) : -1;
+    if (!e->reaped || e->fd[EXEC_REPORT] >= 0)
+        return e->deadline_ns && !e->timed_out && !e->reaped ? ms_until(e->deadline_ns, now) : -1;
     if (e->fd[1] >= 0 || e->fd[2] >= 0) {
         /* Exited, but something (a background child) still holds its output:
-         * give it a moment, then answer with what we have. */
+         * give it a moment, then answer with what we have. The moment counts
+         * only while the parent keeps up: a throttled queue pauses it, so
+         * output already written is not lost to a slow reader. */
         if (!e->drain_deadline_ns)
             e->drain_deadline_ns = now + (int64_t)AGENT_DRAIN_GRACE_MS * 1000000;
+        else if (agent_throttled(a))
+            e->drain_deadline_ns += since;
         if (now < e->drain_deadline_ns)
-            return ms_until(e->drain_deadline_ns, now);
-        agent_exec_pump(a, e, 1);
-        agent_exec_pump(a, e, 2);
+            return agent_throttled(a) ? -1 : ms_until(e->drain_deadline_ns, now);
     }
-    for (int i = 0; i < AGENT_MAX_EXECS; i++)
-        if (a->execs[i] == e) {
-            finish(a, i);
-            break;
-        }
+    finish(a, slot);
     return -1;
 }

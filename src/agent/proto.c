@@ -72,9 +72,8 @@ size_t proto_encode_fail_static(uint8_t *buf, size_t cap, int errnum, const char
         ml = cap - PROTO_HDR_SIZE - 12;
     uint8_t *p = buf + PROTO_HDR_SIZE;
     uint32_t v[3] = {PERR_SETUP, (uint32_t)errnum, (uint32_t)ml};
-    for (int i = 0; i < 3; i++)
-        for (int b = 0; b < 4; b++)
-            *p++ = (uint8_t)(v[i] >> (8 * b));
+    for (int i = 0; i < 3; i++, p += 4)
+        wire_le32(p, v[i]);
     for (size_t i = 0; i < ml; i++)
         *p++ = (uint8_t)msg[i];
     put_hdr_at(buf, (uint32_t)(12 + ml), PROTO_FAIL, 0, 0);
@@ -193,7 +192,7 @@ int proto_get_setup(const uint8_t *p, size_t n, proto_setup *s, cella_err *err)
         if (!r.err && (op->kind == 0 || op->kind >= OP_KIND_MAX || !op->dest[0]))
             r.err = true;
     }
-    if (decoded(&r, "setup", err) < 0 || !s->hostname) {
+    if (!wire_rd_done(&r) || !s->hostname) {
         proto_setup_free(s);
         return cella_err_set(err, 0, "protocol: malformed setup message");
     }
@@ -245,6 +244,11 @@ int proto_get_exec(const uint8_t *p, size_t n, proto_exec *e, cella_err *err)
     if (!e->argv[0] || !e->argv[0][0]) {
         proto_exec_free(e);
         return cella_err_set(err, 0, "exec: empty command");
+    }
+    if (e->timeout_ms > PROTO_MAX_TIMEOUT_MS) {
+        proto_exec_free(e);
+        return cella_err_set(err, 0, "exec: timeout of %llu ms is over the limit",
+                             (unsigned long long)e->timeout_ms);
     }
     return 0;
 }

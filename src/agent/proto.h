@@ -23,6 +23,7 @@
 #define PROTO_CHUNK (64u << 10)          /* OUTPUT and STDIN payloads are at most this */
 #define PROTO_MAX_ARGS 65536             /* argv or env entries */
 #define PROTO_MAX_OPS 1024
+#define PROTO_MAX_TIMEOUT_MS (30ull * 24 * 3600 * 1000)   /* 30 days */
 
 enum proto_type {
     PROTO_SETUP = 1,     /* parent -> agent: proto_setup, with descriptors attached */

@@ -24,6 +24,7 @@
 
 #include "agent/agent_int.h"
 #include "util/cleanup.h"
+#include "util/fdio.h"
 
 #ifndef MOVE_MOUNT_F_EMPTY_PATH
 #define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
@@ -46,23 +47,6 @@ static int root_path(char *buf, size_t n, const char *dest, cella_err *err)
     return 0;
 }
 
-static int mkdir_p(const char *path, mode_t mode, cella_err *err)
-{
-    char p[PATH_MAX];
-    snprintf(p, sizeof(p), "%s", path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(p, 0755) < 0 && errno != EEXIST)
-            return cella_err_set(err, errno, "mkdir %s", p);
-        *s = '/';
-    }
-    if (mkdir(p, mode) < 0 && errno != EEXIST)
-        return cella_err_set(err, errno, "mkdir %s", p);
-    return 0;
-}
-
 static int mkdir_parent(const char *path, cella_err *err)
 {
     char p[PATH_MAX];
@@ -71,13 +55,13 @@ static int mkdir_parent(const char *path, cella_err *err)
     if (!slash || slash == p)
         return 0;
     *slash = '\0';
-    return mkdir_p(p, 0755, err);
+    return fs_mkdir_p(p, 0755, err);
 }
 
 static int mountpoint(const char *path, bool dir, cella_err *err)
 {
     if (dir)
-        return mkdir_p(path, 0755, err);
+        return fs_mkdir_p(path, 0755, err);
     if (mkdir_parent(path, err) < 0)
         return -1;
     int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0444);
@@ -230,7 +214,7 @@ static int run_op(const proto_op *op, const int *fds, size_t nfds, cella_err *er
         return -1;
     switch (op->kind) {
     case OP_DIR:
-        return mkdir_p(dest, op->mode, err);
+        return fs_mkdir_p(dest, op->mode, err);
     case OP_FILE: {
         if (mkdir_parent(dest, err) < 0)
             return -1;
@@ -262,16 +246,19 @@ static int run_op(const proto_op *op, const int *fds, size_t nfds, cella_err *er
     case OP_PROC:
         if (mountpoint(dest, true, err) < 0)
             return -1;
-        /* hidepid: processes of other users inside (the agent) are invisible. */
-        if (mount("proc", dest, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") < 0 &&
-            mount("proc", dest, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-            return cella_err_set(err, errno, "mount proc at %s", op->dest);
+        /* hidepid: processes of other users are invisible. In root mode that
+         * hides the agent (uid 0 inside); unprivileged, the agent shares the
+         * sandbox's uid and is shielded only by being non-dumpable. */
+        if (mount("proc", dest, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") < 0)
+            return cella_err_set(err, errno, "mount proc (hidepid) at %s", op->dest);
         return 0;
     case OP_DEVPTS:
         if (mountpoint(dest, true, err) < 0)
             return -1;
+        /* max: ptys come from one host-wide pool (kernel.pty.max); no
+         * sandbox may take more than a few. */
         if (mount("devpts", dest, "devpts", MS_NOSUID | MS_NOEXEC,
-                  "newinstance,ptmxmode=0666,mode=620") < 0)
+                  "newinstance,ptmxmode=0666,mode=620,max=32") < 0)
             return cella_err_set(err, errno, "mount devpts at %s", op->dest);
         return 0;
     case OP_MASK:
@@ -346,8 +333,9 @@ static int drop_caps(bool keep_some, cella_err *err)
 
 static int load_seccomp(const proto_setup *s, cella_err *err)
 {
-    if (s->bpf_len == 0 || s->bpf_len % sizeof(struct sock_filter))
-        return cella_err_set(err, 0, "setup: no seccomp program");
+    if (s->bpf_len == 0 || s->bpf_len % sizeof(struct sock_filter) ||
+        s->bpf_len / sizeof(struct sock_filter) > BPF_MAXINSNS)
+        return cella_err_set(err, 0, "setup: no usable seccomp program");
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         return cella_err_set(err, errno, "no_new_privs");
     struct sock_fprog prog = {.len = (unsigned short)(s->bpf_len / sizeof(struct sock_filter)),

@@ -11,7 +11,8 @@ void wire_put_u8(cbuf *b, uint8_t v)
 
 void wire_put_u32(cbuf *b, uint32_t v)
 {
-    uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    uint8_t x[4];
+    wire_le32(x, v);
     cbuf_append(b, x, 4);
 }
 

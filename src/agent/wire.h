@@ -11,6 +11,15 @@
 
 #include "util/buf.h"
 
+/* A little-endian u32 into four bytes (for one-field payloads built on the stack). */
+static inline void wire_le32(uint8_t out[4], uint32_t v)
+{
+    out[0] = (uint8_t)v;
+    out[1] = (uint8_t)(v >> 8);
+    out[2] = (uint8_t)(v >> 16);
+    out[3] = (uint8_t)(v >> 24);
+}
+
 void wire_put_u8(cbuf *b, uint8_t v);
 void wire_put_u32(cbuf *b, uint32_t v);
 void wire_put_u64(cbuf *b, uint64_t v);

@@ -124,6 +124,19 @@ static void test_exec_roundtrip(void **state)
     cbuf_free(&b);
 }
 
+static void test_exec_timeout_bounded(void **state)
+{
+    proto_exec e = {.argv = (char *[]){"true", NULL}, .timeout_ms = PROTO_MAX_TIMEOUT_MS + 1};
+    cbuf b;
+    cbuf_init(&b);
+    proto_put_exec(&b, &e);
+    proto_exec d;
+    cella_err err;
+    assert_int_equal(proto_get_exec(cbuf_head(&b), cbuf_avail(&b), &d, &err), -1);
+    assert_non_null(strstr(err.msg, "timeout"));
+    cbuf_free(&b);
+}
+
 static void test_exec_empty_command(void **state)
 {
     char *argv0[] = {NULL};
@@ -252,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_reserve_commit),
         cmocka_unit_test(test_exec_roundtrip),
         cmocka_unit_test(test_exec_empty_command),
+        cmocka_unit_test(test_exec_timeout_bounded),
         cmocka_unit_test(test_exit_roundtrip),
         cmocka_unit_test(test_setup_roundtrip),
         cmocka_unit_test(test_setup_rejects_bad_ops),
