@@ -5,9 +5,11 @@
 #include <linux/capability.h>
 #include <linux/sched.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -24,6 +26,7 @@
 #include "util/cleanup.h"
 #include "util/fdio.h"
 #include "util/log.h"
+#include "util/sig.h"
 
 #define AGENT_SOCK_FD 3
 #define AGENT_EXE_FD 4
@@ -49,6 +52,7 @@ void box_spec_init(box_spec *s)
  * failure as a FAIL frame on the socket and exits; success is the exec. */
 
 struct child_ctx {
+    int parent_sock;   /* the parent's end: the child's copy must go first */
     int sock;
     int exe_fd;
     int root_mode;
@@ -87,6 +91,9 @@ static int raise_ambient_caps(void)
 
 __attribute__((noreturn)) static void box_child(const struct child_ctx *c)
 {
+    /* Our copy of the parent's end would keep the read below from ever
+     * seeing end-of-file if the parent died before sending "G". */
+    close(c->parent_sock);
     char go;
     ssize_t r;
     do
@@ -109,17 +116,7 @@ __attribute__((noreturn)) static void box_child(const struct child_ctx *c)
         child_fail(c->sock, "raise ambient capabilities", errno);
     }
     /* Signals blocked or ignored by the parent would be inherited across exec. */
-    sigset_t none;
-    sigemptyset(&none);
-    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, _NSIG / 8);
-    for (int s = 1; s < _NSIG; s++) {
-        if (s == SIGKILL || s == SIGSTOP)
-            continue;
-        struct sigaction sa;
-        memset(&sa, 0, sizeof(sa));
-        sa.sa_handler = SIG_DFL;
-        sigaction(s, &sa, NULL);     /* fails harmlessly for libc-reserved signals */
-    }
+    sig_reset_all();
     /* Descriptors: the agent gets its socket (3) and its binary (4, close on
      * exec) and /dev/null as stdio; nothing else of the parent's survives. */
     int s2 = fcntl(c->sock, F_DUPFD_CLOEXEC, 10);
@@ -150,6 +147,9 @@ int box_send(box *b, const void *p, size_t n, cella_err *err)
         if (w < 0) {
             if (errno == EINTR)
                 continue;
+            if (errno == EAGAIN)
+                return cella_err_set(err, 0, "sandbox %s: the agent stopped reading",
+                                     cella_id_short(&b->id));
             return cella_err_set(err, errno, "sandbox %s: send to agent", cella_id_short(&b->id));
         }
         c += w;
@@ -308,12 +308,12 @@ int box_create(box_runtime *rt, const box_spec *spec, box **out, cella_err *err)
         if (userns_slot_acquire(rt->slots_fd, rt->uid_base, rt->uid_slots, start, &b->slot, err) < 0)
             goto error;
     }
-    /* In root mode the cgroup is named after the uid slot: holding the slot
-     * means owning the name, so one left by a holder that died (SIGKILL) is
-     * known stale and reclaimed. Without slots, the random short id. */
+    /* In root mode the cgroup is named after the uid range: holding the
+     * range means owning the name, so one left by a holder that died
+     * (SIGKILL) is known stale and reclaimed. Without ranges, the short id. */
     char cg_name[32];
     if (rt->root_mode)
-        snprintf(cg_name, sizeof(cg_name), "slot-%u", b->slot.slot);
+        snprintf(cg_name, sizeof(cg_name), "u%u", b->slot.host_base);
     else
         snprintf(cg_name, sizeof(cg_name), "%s", cella_id_short(&b->id));
     /* v2 starts the child inside its cgroup, which must exist first; v1
@@ -327,7 +327,14 @@ int box_create(box_runtime *rt, const box_spec *spec, box **out, cella_err *err)
     }
     b->sock = sv[0];
 
+    /* Never block forever on a wedged agent: sends give up after 10 s. */
+    struct timeval sndto = {.tv_sec = 10};
+    if (setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &sndto, sizeof(sndto)) < 0) {
+        cella_err_set(err, errno, "SO_SNDTIMEO");
+        goto error;
+    }
     struct child_ctx cc = {
+        .parent_sock = sv[0],
         .sock = sv[1],
         .exe_fd = rt->exe_fd,
         .root_mode = rt->root_mode,
@@ -347,9 +354,36 @@ int box_create(box_runtime *rt, const box_spec *spec, box **out, cella_err *err)
         ca.flags |= CLONE_INTO_CGROUP;
         ca.cgroup = (uint64_t)cg_box_clone_fd(b->cg);
     }
+    /* All signals blocked across the clone, so no handler of the parent's
+     * ever runs in the child; the child unblocks after resetting them. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    /* A user namespace belongs to the euid that creates it, and the kernel
+     * charges per-user counts made inside (inotify instances, fanotify
+     * groups, pending signals, POSIX queues) to that owner too, shared with
+     * everything else it runs. Made as root, every sandbox would draw on
+     * host root's allowance. So this thread alone (the raw syscall is
+     * per-thread) takes the slot's first uid as its euid for the clone,
+     * keeping fsuid 0 for the file checks of CLONE_INTO_CGROUP. */
+    if (rt->root_mode && (syscall(SYS_setresuid, -1, b->slot.host_base, -1) < 0 ||
+                          (syscall(SYS_setfsuid, 0), false))) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        cella_err_set(err, errno, "take the sandbox's uid to create its namespaces");
+        goto error;
+    }
     long pid = syscall(SYS_clone3, &ca, sizeof(ca));
     if (pid == 0)
         box_child(&cc);
+    int clone_errno = errno;
+    if (rt->root_mode && syscall(SYS_setresuid, -1, 0, -1) < 0) {
+        /* Cannot happen with ruid 0; if it did, this thread would go on
+         * without root, and every later check would be wrong. */
+        log_error("could not return to euid 0: %s", strerror(errno));
+        abort();
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = clone_errno;
     close(sv[1]);
     if (pid < 0) {
         cella_err_set(err, errno, "clone the sandbox");
@@ -403,10 +437,6 @@ void box_destroy(box *b)
         while (waitid((idtype_t)P_PIDFD, (id_t)b->pidfd, &si, WEXITED) < 0 && errno == EINTR)
             ;
         close(b->pidfd);
-    } else if (b->pid > 0) {
-        kill(b->pid, SIGKILL);
-        while (waitpid(b->pid, NULL, 0) < 0 && errno == EINTR)
-            ;
     }
     if (b->sock >= 0)
         close(b->sock);

@@ -24,7 +24,9 @@
 #define BOX_DEFAULT_TMP (64ull << 20)
 #define BOX_DEFAULT_SHM (64ull << 20)
 #define BOX_DEFAULT_FSIZE (1ull << 30)
-#define BOX_DEFAULT_NOFILE 4096u
+/* Open files per process. Files are host-wide (fs.file-max); the memory
+ * limit bounds the total, this keeps one process from holding a large part. */
+#define BOX_DEFAULT_NOFILE 1024u
 #define BOX_SETUP_TIMEOUT_MS 10000
 
 typedef struct box_spec {
@@ -50,6 +52,11 @@ typedef struct box {
     userns_slot slot;
 } box;
 
+/* Threads may create and destroy different boxes at once. One box is not
+ * locked: its user serialises box_run/box_destroy on it. Reaping uses the
+ * box's pidfd, so the process must not ignore SIGCHLD or wait for any
+ * child (waitpid(-1)) on its own. Destroying can wait up to ~2 s per cgroup
+ * controller for the kernel to let go of a dying sandbox. */
 int box_create(box_runtime *rt, const box_spec *spec, box **out, cella_err *err);
 /* Kills every process of the sandbox, removes its cgroup, frees its uid
  * range. Never fails; problems are logged. */

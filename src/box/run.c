@@ -1,6 +1,7 @@
 #include "box/run.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -13,6 +14,9 @@
 
 /* Stdin bytes sent but not yet taken by the command: at most this many. */
 #define STDIN_WINDOW (256u << 10)
+/* How long past a command's own timeout the agent may take to answer before
+ * it is declared unresponsive (it kills on time; this covers a wedged agent). */
+#define AGENT_ANSWER_GRACE_MS 10000
 
 typedef struct run_state {
     box *b;
@@ -45,13 +49,44 @@ static int kill_command(run_state *st, cella_err *err)
     return send_frame(st, PROTO_SIGNAL, 0, sig, sizeof(sig), err);
 }
 
+/* Writes output to our stdout/stderr without ever becoming deaf to the
+ * cancel signal: a reader that stops reading must not make Ctrl-C useless.
+ * Writes go in pieces no larger than POLLOUT guarantees room for. */
+static int write_cancellable(run_state *st, int fd, const uint8_t *p, size_t n, cella_err *err)
+{
+    while (n > 0) {
+        struct pollfd pf[2] = {{.fd = fd, .events = POLLOUT},
+                               {.fd = st->io->cancel_fd, .events = POLLIN}};
+        if (poll(pf, st->io->cancel_fd >= 0 ? 2 : 1, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return cella_err_set(err, errno, "poll");
+        }
+        if (pf[1].revents & POLLIN)
+            return 1;                         /* cancelled: the caller handles it */
+        if (pf[0].revents & (POLLERR | POLLNVAL)) {
+            errno = EPIPE;
+            return -1;
+        }
+        ssize_t w = write(fd, p, n < PIPE_BUF ? n : PIPE_BUF);
+        if (w < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (w < 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
 static int relay_output(run_state *st, uint16_t stream, const uint8_t *p, size_t n, cella_err *err)
 {
     if (st->res->output_closed)
         return 0;
     int fd = stream == PROTO_STREAM_STDERR ? st->io->stderr_fd : st->io->stdout_fd;
-    if (fd_write_all(fd, p, n) == 0)
-        return 0;
+    int rc = write_cancellable(st, fd, p, n, err);
+    if (rc >= 0)
+        return 0;       /* written, or cancelled (the main loop reads the signal next) */
     if (errno != EPIPE)
         return cella_err_set(err, errno, "write command output");
     /* Our reader went away, as `cmd | head` does: end the command the way a
@@ -139,10 +174,17 @@ int box_run(box *b, uint32_t exec_id, const proto_exec *req, const box_io *io, b
     size_t mark = proto_begin_frame(&f, PROTO_EXEC, 0, exec_id);
     proto_put_exec(&f, &r);
     proto_end_frame(&f, mark);
-    int rc = box_send(b, cbuf_head(&f), cbuf_avail(&f), err);
+    /* The agent ends a sandbox whose stream it cannot parse: an oversized
+     * request is refused here, before it is sent. */
+    int rc = cbuf_avail(&f) - PROTO_HDR_SIZE > PROTO_MAX_PAYLOAD
+                 ? cella_err_set(err, 0, "command and environment exceed %u bytes", PROTO_MAX_PAYLOAD)
+                 : box_send(b, cbuf_head(&f), cbuf_avail(&f), err);
     cbuf_free(&f);
     if (rc < 0)
         return -1;
+    int64_t deadline = req->timeout_ms
+                           ? clock_now_ns() + (int64_t)(req->timeout_ms + AGENT_ANSWER_GRACE_MS) * 1000000
+                           : 0;
 
     while (!st.done) {
         proto_hdr h;
@@ -157,38 +199,54 @@ int box_run(box *b, uint32_t exec_id, const proto_exec *req, const box_io *io, b
                 return -1;
             continue;
         }
-        struct pollfd p[3] = {{.fd = b->sock, .events = POLLIN}, {.fd = -1}, {.fd = -1}};
+        /* The pidfd says the agent died even while another process still
+         * holds a copy of its end of the socket. */
+        struct pollfd p[4] = {{.fd = b->sock, .events = POLLIN},
+                              {.fd = b->pidfd, .events = POLLIN},
+                              {.fd = -1}, {.fd = -1}};
         if (st.stdin_open && st.stdin_inflight < STDIN_WINDOW)
-            p[1] = (struct pollfd){.fd = io->stdin_fd, .events = POLLIN};
+            p[2] = (struct pollfd){.fd = io->stdin_fd, .events = POLLIN};
         if (io->cancel_fd >= 0)
-            p[2] = (struct pollfd){.fd = io->cancel_fd, .events = POLLIN};
-        if (poll(p, 3, -1) < 0) {
+            p[3] = (struct pollfd){.fd = io->cancel_fd, .events = POLLIN};
+        int wait_ms = -1;
+        if (deadline) {
+            int64_t left = (deadline - clock_now_ns()) / 1000000;
+            if (left <= 0)
+                return cella_err_set(err, 0, "the sandbox's agent stopped answering");
+            wait_ms = left > INT_MAX ? INT_MAX : (int)left;
+        }
+        if (poll(p, 4, wait_ms) < 0) {
             if (errno == EINTR)
                 continue;
             return cella_err_set(err, errno, "poll");
         }
-        if (p[2].revents & POLLIN) {
+        if (p[3].revents & POLLIN) {
             struct signalfd_siginfo si;
             if (read(io->cancel_fd, &si, sizeof(si)) == (ssize_t)sizeof(si) && !res->cancel_signal)
                 res->cancel_signal = (int)si.ssi_signo;
             if (kill_command(&st, err) < 0)
                 return -1;
         }
-        if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
+        if (p[2].revents & POLLNVAL) {
+            st.stdin_open = false;           /* not a descriptor: treat as end of input */
+            if (send_frame(&st, PROTO_STDIN, PROTO_STDIN_EOF, NULL, 0, err) < 0)
+                return -1;
+        } else if (p[2].revents & (POLLIN | POLLHUP | POLLERR)) {
             if (pump_stdin(&st, err) < 0)
                 return -1;
-        if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            ssize_t n = box_recv(b, err);
-            if (n < 0)
-                return -1;
-            if (n == 0) {
-                /* The agent died under the command: most often the memory
-                 * limit's OOM killer chose it. */
-                cg_box_oom_kills(b->cg, &oom_after, NULL);
-                if (oom_after > oom_before)
-                    return cella_err_set(err, 0, "the sandbox ran out of memory and was killed");
-                return cella_err_set(err, 0, "the sandbox's agent exited unexpectedly");
-            }
+        }
+        ssize_t n = 1;
+        if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
+            n = box_recv(b, err);
+        if (n < 0)
+            return -1;
+        if (n == 0 || ((p[1].revents & POLLIN) && !(p[0].revents & POLLIN))) {
+            /* The agent died under the command: most often the memory
+             * limit's OOM killer chose it. */
+            cg_box_oom_kills(b->cg, &oom_after, NULL);
+            if (oom_after > oom_before)
+                return cella_err_set(err, 0, "the sandbox ran out of memory and was killed");
+            return cella_err_set(err, 0, "the sandbox's agent exited unexpectedly");
         }
     }
     cg_box_oom_kills(b->cg, &oom_after, NULL);

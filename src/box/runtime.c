@@ -43,17 +43,18 @@ struct sweep_ctx {
     int reclaimed;
 };
 
-/* A "slot-N" cgroup whose slot lock is free belongs to a sandbox whose
- * owner was killed before it could clean up: kill what is left, remove it. */
+/* A "u<uid>" cgroup whose uid range is not locked belongs to a sandbox
+ * whose owner was killed before it could clean up: kill what is left in it
+ * and remove it. */
 static void sweep_one(const char *name, void *arg)
 {
     struct sweep_ctx *c = arg;
-    unsigned slot;
+    unsigned host_base;
     char tail;
-    if (sscanf(name, "slot-%u%c", &slot, &tail) != 1 || slot >= c->rt->uid_slots)
+    if (sscanf(name, "u%u%c", &host_base, &tail) != 1 || host_base % USERNS_RANGE)
         return;
     userns_slot s;
-    if (userns_slot_try(c->rt->slots_fd, c->rt->uid_base, slot, &s, NULL) != 1)
+    if (userns_slot_try(c->rt->slots_fd, host_base, &s, NULL) != 1)
         return;
     if (cg_box_reclaim(c->rt->cg, name, NULL) == 0)
         c->reclaimed++;

@@ -15,6 +15,8 @@ int userns_check_range(uint32_t base, uint32_t slots, cella_err *err)
         return cella_err_set(err, 0, "uid slots must be at least 1");
     if (base < USERNS_RANGE)
         return cella_err_set(err, 0, "uid base %u overlaps the ids of real users (< 65536)", base);
+    if (base % USERNS_RANGE)
+        return cella_err_set(err, 0, "uid base %u is not a multiple of 65536", base);
     uint64_t end = (uint64_t)base + (uint64_t)slots * USERNS_RANGE;
     if (end > 0xFFFFFFFFull)        /* (uid_t)-1 is never a valid id */
         return cella_err_set(err, 0, "uid base %u with %u slots runs past the largest uid", base,
@@ -27,19 +29,17 @@ uint32_t userns_slot_base(uint32_t base, uint32_t slot)
     return base + slot * USERNS_RANGE;
 }
 
-int userns_slot_try(int slots_dirfd, uint32_t base, uint32_t slot, userns_slot *out,
-                    cella_err *err)
+int userns_slot_try(int slots_dirfd, uint32_t host_base, userns_slot *out, cella_err *err)
 {
     out->lock_fd = -1;
     char name[32];
-    snprintf(name, sizeof(name), "%u", slot);
+    snprintf(name, sizeof(name), "%u", host_base);
     int fd = openat(slots_dirfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return cella_err_set(err, errno, "uid slot lock %s", name);
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
         out->lock_fd = fd;
-        out->slot = slot;
-        out->host_base = userns_slot_base(base, slot);
+        out->host_base = host_base;
         return 1;
     }
     int e = errno;
@@ -53,7 +53,10 @@ int userns_slot_acquire(int slots_dirfd, uint32_t base, uint32_t slots, uint32_t
                         userns_slot *out, cella_err *err)
 {
     for (uint32_t i = 0; i < slots; i++) {
-        int rc = userns_slot_try(slots_dirfd, base, (start + i) % slots, out, err);
+        uint32_t slot = (start + i) % slots;
+        int rc = userns_slot_try(slots_dirfd, userns_slot_base(base, slot), out, err);
+        if (rc > 0)
+            out->slot = slot;
         if (rc != 0)
             return rc < 0 ? -1 : 0;
     }

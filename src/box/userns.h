@@ -4,9 +4,11 @@
  * 65536 host ids of its own, [base + slot*65536, base + (slot+1)*65536), and
  * maps ids 0..65535 inside onto it. Two sandboxes never share a host uid, so
  * nothing one does is allowed to the other by the kernel's uid checks
- * (signals, ptrace, files, rlimits). Slots are claimed with flock() on a file
- * per slot in a host-wide directory, so concurrent cella processes (daemon,
- * CLI) never hand out the same range, and a crashed holder frees its slot.
+ * (signals, ptrace, files, rlimits). Ranges start at multiples of 65536, so
+ * two ranges are identical or disjoint, and each is claimed with flock() on a
+ * file named after its first uid in a host-wide directory: concurrent cella
+ * processes (daemon, CLI, even with different bases) never share a range, and
+ * a crashed holder frees its own.
  *
  * User mode (cella runs unprivileged): the kernel allows one mapping line, the
  * caller's own uid/gid shown as the sandbox user (1000). */
@@ -32,8 +34,8 @@ typedef struct userns_slot {
     uint32_t host_base;   /* host id that id 0 inside maps to */
 } userns_slot;
 
-/* Checks that [base, base + slots*65536) stays below 2^32-1 and above the
- * ids real users get (>= 65536). */
+/* Checks that base is a multiple of 65536 and [base, base + slots*65536)
+ * stays below 2^32-1 and above the ids real users get (>= 65536). */
 int userns_check_range(uint32_t base, uint32_t slots, cella_err *err);
 /* Host id for a slot (pure). */
 uint32_t userns_slot_base(uint32_t base, uint32_t slot);
@@ -42,9 +44,9 @@ uint32_t userns_slot_base(uint32_t base, uint32_t slot);
 int userns_slot_acquire(int slots_dirfd, uint32_t base, uint32_t slots, uint32_t start,
                         userns_slot *out, cella_err *err);
 void userns_slot_release(userns_slot *s);
-/* Claims one given slot if it is free (1), reports it busy (0), or fails (-1). */
-int userns_slot_try(int slots_dirfd, uint32_t base, uint32_t slot, userns_slot *out,
-                    cella_err *err);
+/* Claims the range starting at host_base if it is free (1), reports it busy
+ * (0), or fails (-1). */
+int userns_slot_try(int slots_dirfd, uint32_t host_base, userns_slot *out, cella_err *err);
 
 /* The uid_map / gid_map text (pure). Root mode maps the whole range;
  * user mode maps inside_id onto host_id. */

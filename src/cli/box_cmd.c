@@ -76,6 +76,8 @@ static int conclude(const box_opts *o, const box_result *r)
     return x->exit_code;
 }
 
+/* Ctrl-C and friends arrive as reads on a descriptor, so a signal cancels
+ * the command cleanly instead of killing cella mid-teardown. */
 static int cancel_signals(sigset_t *set)
 {
     sigemptyset(set);
@@ -85,7 +87,10 @@ static int cancel_signals(sigset_t *set)
     sigaddset(set, SIGQUIT);
     if (sigprocmask(SIG_BLOCK, set, NULL) < 0)
         return -1;
-    return signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+    int fd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (fd < 0)
+        sigprocmask(SIG_UNBLOCK, set, NULL);   /* no descriptor: keep the default actions */
+    return fd;
 }
 
 int cli_box_main(int argc, char **argv)
@@ -99,6 +104,7 @@ int cli_box_main(int argc, char **argv)
     }
     if (o.help) {
         fputs(box_usage, stdout);
+        box_opts_free(&o);
         return 0;
     }
     /* Notices (timeout, truncation, out of memory) always; -v adds debug. */

@@ -21,6 +21,7 @@
 #include "agent/proto.h"
 #include "agent/wire.h"
 #include "box/box.h"
+#include "box/run.h"
 #include "box/workspace.h"
 #include "util/alloc.h"
 #include "util/rmtree.h"
@@ -309,6 +310,84 @@ static void test_sandbox_dies_mid_exec(void **st)
     stop(b, ws);                     /* and teardown still works */
 }
 
+static void test_stopped_starter_cannot_wedge_the_agent(void **st)
+{
+    char ws[32];
+    box *b = start(ws, sizeof(ws));
+    /* Sandboxed code stops every process it may signal, over and over:
+     * a command between fork and exec included. */
+    send_exec(b, 1,
+              (char *[]){"sh", "-c",
+                         /* kill -1 spares the caller and PID 1: all else stops */
+                         "echo go; while :; do kill -STOP -1 2>/dev/null; done", NULL},
+              0);
+    frame f;
+    bool going = false;
+    while (!going && next(b, &f)) {
+        going = f.h.type == PROTO_OUTPUT && f.h.id == 1;
+        cella_free(f.p);
+    }
+    assert_true(going);
+    proto_exec e = {.argv = (char *[]){"true", NULL}, .cwd = "", .timeout_ms = 1000,
+                    .stdout_cap = 1 << 20, .stderr_cap = 1 << 20};
+    cbuf c;
+    cbuf_init(&c);
+    proto_put_exec(&c, &e);
+    send_raw(b, PROTO_EXEC, 0, 2, cbuf_head(&c), cbuf_avail(&c));
+    cbuf_free(&c);
+    /* The agent keeps answering: a refusal right away, and exec 2 ends (by
+     * its timeout if it was caught stopped) instead of hanging the agent. */
+    send_exec(b, 1, (char *[]){"true", NULL}, 0);
+    bool refused = false, ended = false;
+    while ((!refused || !ended) && next(b, &f)) {
+        refused |= f.h.type == PROTO_ERROR && f.h.id == 1;
+        ended |= f.h.type == PROTO_EXIT && f.h.id == 2;
+        cella_free(f.p);
+    }
+    assert_true(refused && ended);
+    stop(b, ws);
+}
+
+static void test_oversized_request_is_refused_before_sending(void **st)
+{
+    char ws[32];
+    box *b = start(ws, sizeof(ws));
+    size_t big = PROTO_MAX_PAYLOAD + 16;
+    char *arg = cella_malloc(big + 1);
+    memset(arg, 'x', big);
+    arg[big] = '\0';
+    proto_exec req = {.argv = (char *[]){"true", arg, NULL}, .cwd = ""};
+    int null = open("/dev/null", O_RDWR);
+    box_io io = {.stdin_fd = -1, .stdout_fd = null, .stderr_fd = null, .cancel_fd = -1};
+    box_result res;
+    cella_err err;
+    assert_int_equal(box_run(b, 5, &req, &io, &res, &err), -1);
+    assert_non_null(strstr(err.msg, "exceed"));
+    cella_free(arg);
+    close(null);
+    /* The sandbox is still alive and serving. */
+    send_exec(b, 6, (char *[]){"echo", "ok", NULL}, 0);
+    char out[16];
+    assert_int_equal(wait_exec(b, 6, out, sizeof(out), NULL), PROTO_EXIT);
+    assert_string_equal(out, "ok\n");
+    stop(b, ws);
+}
+
+static void test_stdin_overrun_closes_stdin(void **st)
+{
+    char ws[32];
+    box *b = start(ws, sizeof(ws));
+    send_exec(b, 3, (char *[]){"wc", "-c", NULL}, EXEC_STDIN);
+    size_t n = (1u << 20) + 1;       /* one byte past the agent's window */
+    uint8_t *p = cella_calloc(1, n);
+    send_raw(b, PROTO_STDIN, PROTO_STDIN_EOF, 3, p, n);
+    cella_free(p);
+    char out[32];
+    assert_int_equal(wait_exec(b, 3, out, sizeof(out), NULL), PROTO_EXIT);
+    assert_string_equal(out, "0\n");   /* nothing half-delivered: stdin was ended */
+    stop(b, ws);
+}
+
 int main(int argc, char **argv)
 {
     /* box re-executes this binary as the agent (see box/runtime.h). */
@@ -321,6 +400,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_exec_cap),
         cmocka_unit_test(test_orphans_are_reaped),
         cmocka_unit_test(test_sandbox_dies_mid_exec),
+        cmocka_unit_test(test_stopped_starter_cannot_wedge_the_agent),
+        cmocka_unit_test(test_oversized_request_is_refused_before_sending),
+        cmocka_unit_test(test_stdin_overrun_closes_stdin),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

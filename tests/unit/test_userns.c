@@ -18,6 +18,7 @@ static void test_range_checks(void **state)
     assert_int_equal(userns_check_range(1000, 1, NULL), -1);           /* real users' ids */
     assert_int_equal(userns_check_range(0xFFFF0000u, 1, NULL), -1);    /* reaches (uid_t)-1 */
     assert_int_equal(userns_check_range(0xFFFE0000u, 1, NULL), 0);
+    assert_int_equal(userns_check_range(0x70008000u, 1, NULL), -1);   /* not 64K-aligned */
     assert_int_equal(userns_check_range(0x70000000u, 0, NULL), -1);
     assert_int_equal(userns_check_range(0x70000000u, 0x10000, NULL), -1);
 }
@@ -61,7 +62,14 @@ static void test_slots_are_exclusive(void **state)
     assert_int_equal(a.lock_fd, -1);
     assert_int_equal(userns_slot_acquire(dfd, 0x70000000u, 2, 1, &c, NULL), 0);
     assert_int_equal(c.slot, 0);
+    /* Locks are per uid range: another base reaching the same range meets
+     * the same lock. */
+    userns_slot d;
+    assert_int_equal(userns_slot_try(dfd, 0x70000000u + 65536, &d, NULL), 0);   /* b holds it */
+    assert_int_equal(userns_slot_acquire(dfd, 0x70000000u + 65536, 1, 0, &d, &err), -1);
     userns_slot_release(&b);
+    assert_int_equal(userns_slot_try(dfd, 0x70000000u + 65536, &d, NULL), 1);
+    userns_slot_release(&d);
     userns_slot_release(&c);
     close(dfd);
     assert_int_equal(rmtree_at(AT_FDCWD, dir, NULL), 0);
