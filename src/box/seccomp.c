@@ -74,6 +74,11 @@ static const struct deny deny_all[] = {
     {"acct", 0, EPERM}, {"reboot", 0, EPERM}, {"quotactl", 0, EPERM},
     {NULL, 443 /* quotactl_fd */, EPERM}, {"syslog", 0, EPERM}, {"iopl", 0, EPERM},
     {"ioperm", 0, EPERM},
+    /* Linux AIO draws on one host-wide pool (fs.aio-max-nr) that a single
+     * sandbox could exhaust for every database on the host; ENOSYS makes
+     * libraries fall back to threads. */
+    {"io_setup", 0, ENOSYS}, {"io_destroy", 0, ENOSYS}, {"io_submit", 0, ENOSYS},
+    {"io_cancel", 0, ENOSYS}, {"io_getevents", 0, ENOSYS}, {"io_pgetevents", 0, ENOSYS},
     /* fchmodat2 (6.6) takes flags seccomp would have to police separately;
      * ENOSYS sends libc back to fchmodat, which the rules below cover. */
     {NULL, 452 /* fchmodat2 */, ENOSYS},

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/proto.h"
@@ -31,8 +32,11 @@ int workspace_create(box_runtime *rt, const char *name, int *dirfd, cella_err *e
         return cella_err_set(err, e, "chown workspace %s", name);
     }
     int fd = openat(rt->workspaces_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return cella_err_set(err, errno, "open workspace %s", name);
+    if (fd < 0) {
+        int e = errno;
+        unlinkat(rt->workspaces_fd, name, AT_REMOVEDIR);
+        return cella_err_set(err, e, "open workspace %s", name);
+    }
     *dirfd = fd;
     return 0;
 }
@@ -80,6 +84,15 @@ int workspace_sweep_temp(box_runtime *rt)
     int n = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
+        /* A "new-" directory is one being created: stale only once old. */
+        if (!strncmp(de->d_name, "new-", 4)) {
+            struct stat st;
+            if (fstatat(rt->workspaces_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                st.st_mtime < time(NULL) - 60 &&
+                rmtree_at(rt->workspaces_fd, de->d_name, NULL) == 0)
+                n++;
+            continue;
+        }
         if (strncmp(de->d_name, TEMP_PREFIX, strlen(TEMP_PREFIX)) != 0)
             continue;
         int fd = openat(rt->workspaces_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -150,6 +163,15 @@ int workspace_mount_fd(box_runtime *rt, int dirfd, uint32_t slot_base, pid_t chi
     struct stat st;
     if (fstat(dirfd, &st) < 0)
         return cella_err_set(err, errno, "stat workspace");
+    /* The directory's owner becomes the sandbox user. For root or a system
+     * account that would let sandboxed code write their files (think of
+     * --workspace /etc): refused. */
+    if (st.st_uid < WORKSPACE_MIN_OWNER || st.st_gid < WORKSPACE_MIN_OWNER)
+        return cella_err_set(err, 0,
+                             "the workspace directory belongs to uid %u gid %u, a system account: "
+                             "sandboxed code would write as them; use a directory owned by a "
+                             "regular user (uid and gid >= %u)",
+                             (unsigned)st.st_uid, (unsigned)st.st_gid, WORKSPACE_MIN_OWNER);
     _cleanup_close_ int userns = -1;
     if (st.st_uid == SANDBOX_UID && st.st_gid == SANDBOX_GID) {
         /* cella's own workspaces: disk ids 0..65535 are the sandbox's own ids,

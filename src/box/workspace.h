@@ -11,6 +11,9 @@
 #include "box/runtime.h"
 #include "util/err.h"
 
+/* Owners below this (root, system accounts) cannot be a workspace's owner. */
+#define WORKSPACE_MIN_OWNER 1000u
+
 /* A fresh, empty workspace <state>/workspaces/<name>, owned by the sandbox
  * user. Returns a directory fd. */
 int workspace_create(box_runtime *rt, const char *name, int *dirfd, cella_err *err);

@@ -88,10 +88,17 @@ def test_no_stdin_is_eof(state_dir):
     assert p.stdout == b""
 
 
+def user_dir(path, uid=4321):
+    """A directory owned by a regular (made-up) user, as a workspace must be."""
+    path.mkdir(parents=True, exist_ok=True)
+    os.chown(path, uid, uid)
+    return path
+
+
 def test_workspace_dir_is_shared_and_owned_by_its_owner(state_dir, tmp_path):
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws = user_dir(tmp_path / "ws")
     (ws / "in.txt").write_text("from host\n")
+    os.chown(ws / "in.txt", 4321, 4321)
     p = box(state_dir, "--workspace", str(ws), "--", "sh", "-c",
             "cat in.txt; echo from box > out.txt; mkdir sub; stat -c '%u:%g' in.txt", check=0)
     assert p.stdout == b"from host\n1000:1000\n"
@@ -110,6 +117,23 @@ def test_workspace_owned_by_another_user(state_dir, tmp_path):
     assert os.stat(ws / "f").st_uid == nobody.pw_uid
 
 
+def test_workspace_of_a_system_account_is_refused(state_dir, tmp_path):
+    # Its owner would become the sandbox user: --workspace /etc must not
+    # hand root's files to sandboxed code.
+    for d in ("/etc", str(tmp_path)):
+        p = box(state_dir, "--workspace", d, "--", "true")
+        assert p.returncode == 125
+        assert b"system account" in p.stderr
+
+
+def test_deep_workspace_tree_is_removed(state_dir):
+    # Nesting far deeper than any removal recursion must not leave the
+    # throwaway workspace behind.
+    box(state_dir, "--", "sh", "-c", "d=.; for i in $(seq 700); do d=$d/d; done; mkdir -p $d; "
+        "chmod 000 d/d/d", check=0)
+    assert os.listdir(os.path.join(state_dir, "workspaces")) == []
+
+
 def test_fresh_workspace_is_empty_and_removed(state_dir):
     before = set(os.listdir(os.path.join(state_dir, "workspaces")))
     p = box(state_dir, "--", "sh", "-c", "ls -A /workspace; echo x > /workspace/f", check=0)
@@ -118,8 +142,8 @@ def test_fresh_workspace_is_empty_and_removed(state_dir):
 
 
 def test_workdir(state_dir, tmp_path):
-    ws = tmp_path / "w"
-    (ws / "sub").mkdir(parents=True)
+    ws = user_dir(tmp_path / "w")
+    user_dir(ws / "sub")
     p = box(state_dir, "--workspace", str(ws), "--workdir", "/workspace/sub", "--", "pwd",
             check=0)
     assert p.stdout == b"/workspace/sub\n"

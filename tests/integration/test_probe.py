@@ -30,6 +30,7 @@ def test_probe_finds_no_hole(state_dir, tmp_path):
     sleeper = subprocess.Popen(["sleep", f"999.{int(mark[:6], 16)}"])
     ws = tmp_path / "ws"
     ws.mkdir()
+    os.chown(ws, 4321, 4321)
     shutil.copy(PROBE, ws / "cella-probe")
     try:
         p = box(state_dir, "--workspace", str(ws), "--", "/workspace/cella-probe",

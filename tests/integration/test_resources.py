@@ -109,6 +109,28 @@ def test_tmp_cannot_exceed_its_size(state_dir):
     assert int(out[1]) <= 8 * 1024
 
 
+def test_per_user_kernel_counts_are_the_sandboxs_own(state_dir):
+    # inotify instances are counted per user up the namespace chain: a
+    # sandbox taking all of its allowance must leave host root's untouched.
+    import ctypes
+    hold = ("import ctypes, time\n"
+            "libc = ctypes.CDLL(None)\n"
+            "fds = [libc.inotify_init() for _ in range(10000)]\n"
+            "print(sum(fd >= 0 for fd in fds), flush=True); time.sleep(30)")
+    p = subprocess.Popen([CELLA, "box", "--timeout", "40s", "--", "python3", "-c", hold],
+                         stdout=subprocess.PIPE, env={**os.environ, "CELLA_STATE_DIR": state_dir})
+    try:
+        held = int(p.stdout.readline())
+        assert held > 0
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = libc.inotify_init()
+        assert fd >= 0, f"host root could not get an inotify instance (errno {ctypes.get_errno()})"
+        os.close(fd)
+    finally:
+        p.terminate()
+        p.wait()
+
+
 def test_many_sandboxes_in_a_row_leave_nothing(state_dir):
     for _ in range(20):
         box(state_dir, "--", "true", check=0)

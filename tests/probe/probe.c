@@ -153,6 +153,15 @@ static void check_denied_syscalls(void)
     refused("ioctl(TIOCSTI)", ioctl(0, TIOCSTI, "x"), EPERM);
     refused("syscall newer than the filter", syscall(600), ENOSYS);
     refused("modify_ldt", syscall(SYS_modify_ldt, 0, NULL, 0), EPERM);
+    unsigned long aio_ctx = 0;
+    refused("io_setup (host-wide AIO pool)", syscall(SYS_io_setup, 1, &aio_ctx), ENOSYS);
+    /* ptys come from a host-wide pool: a sandbox gets only a few. */
+    int ptys[100], np = 0;
+    while (np < 100 && (ptys[np] = open("/dev/ptmx", O_RDWR | O_NOCTTY)) >= 0)
+        np++;
+    report(np > 0 && np <= 32, "ptys are available but capped (%d)", np);
+    while (np > 0)
+        close(ptys[--np]);
 }
 
 static void check_setid_files(void)
