@@ -246,9 +246,10 @@ int proto_get_exec(const uint8_t *p, size_t n, proto_exec *e, cella_err *err)
         return cella_err_set(err, 0, "exec: empty command");
     }
     if (e->timeout_ms > PROTO_MAX_TIMEOUT_MS) {
+        cella_err_set(err, 0, "exec: timeout of %llu ms is over the limit of %llu",
+                      (unsigned long long)e->timeout_ms, (unsigned long long)PROTO_MAX_TIMEOUT_MS);
         proto_exec_free(e);
-        return cella_err_set(err, 0, "exec: timeout of %llu ms is over the limit",
-                             (unsigned long long)e->timeout_ms);
+        return -1;
     }
     return 0;
 }
