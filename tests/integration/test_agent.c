@@ -89,17 +89,20 @@ static void send_raw(box *b, uint16_t type, uint16_t flags, uint32_t id, const v
     cbuf_free(&f);
 }
 
+static void send_req(box *b, uint32_t id, const proto_exec *e)
+{
+    cbuf f;
+    cbuf_init(&f);
+    proto_put_exec(&f, e);
+    send_raw(b, PROTO_EXEC, 0, id, cbuf_head(&f), cbuf_avail(&f));
+    cbuf_free(&f);
+}
+
 static void send_exec(box *b, uint32_t id, char **argv, uint32_t flags)
 {
     proto_exec e = {.argv = argv, .cwd = "", .stdout_cap = 1 << 20, .stderr_cap = 1 << 20,
                     .flags = flags};
-    cbuf f;
-    cbuf_init(&f);
-    size_t m = proto_begin_frame(&f, PROTO_EXEC, 0, id);
-    proto_put_exec(&f, &e);
-    proto_end_frame(&f, m);
-    assert_int_equal(box_send(b, cbuf_head(&f), cbuf_avail(&f), NULL), 0);
-    cbuf_free(&f);
+    send_req(b, id, &e);
 }
 
 /* Next frame of any kind other than STARTED/STDIN_ACK/LOG; false at EOF. */
@@ -198,11 +201,7 @@ static void test_refusals_keep_the_agent_serving(void **st)
     send_raw(b, PROTO_EXEC, 0, 8, "\x01\x02\x03", 3);            /* malformed */
     assert_int_equal(expect_error(b, 8), PERR_BAD_REQUEST);
     proto_exec bad_env = {.argv = (char *[]){"true", NULL}, .env = (char *[]){"1X=y", NULL}};
-    cbuf f;
-    cbuf_init(&f);
-    proto_put_exec(&f, &bad_env);
-    send_raw(b, PROTO_EXEC, 0, 9, cbuf_head(&f), cbuf_avail(&f));
-    cbuf_free(&f);
+    send_req(b, 9, &bad_env);
     assert_int_equal(expect_error(b, 9), PERR_BAD_REQUEST);
     send_raw(b, PROTO_READY, 0, 10, NULL, 0);                     /* wrong direction */
     assert_int_equal(expect_error(b, 10), PERR_BAD_REQUEST);
@@ -235,11 +234,7 @@ static void test_signal_and_not_started(void **st)
     assert_int_equal(x.signal, SIGTERM);
     proto_exit_free(&x);
     proto_exec e = {.argv = (char *[]){"pwd", NULL}, .cwd = "/nonexistent"};
-    cbuf f;
-    cbuf_init(&f);
-    proto_put_exec(&f, &e);
-    send_raw(b, PROTO_EXEC, 0, 2, cbuf_head(&f), cbuf_avail(&f));
-    cbuf_free(&f);
+    send_req(b, 2, &e);
     assert_int_equal(wait_exec(b, 2, NULL, 0, &x), PROTO_EXIT);
     assert_true(x.flags & EXIT_NOT_STARTED);
     assert_non_null(strstr(x.error, "/nonexistent"));
@@ -330,11 +325,7 @@ static void test_stopped_starter_cannot_wedge_the_agent(void **st)
     assert_true(going);
     proto_exec e = {.argv = (char *[]){"true", NULL}, .cwd = "", .timeout_ms = 1000,
                     .stdout_cap = 1 << 20, .stderr_cap = 1 << 20};
-    cbuf c;
-    cbuf_init(&c);
-    proto_put_exec(&c, &e);
-    send_raw(b, PROTO_EXEC, 0, 2, cbuf_head(&c), cbuf_avail(&c));
-    cbuf_free(&c);
+    send_req(b, 2, &e);
     /* The agent keeps answering: a refusal right away, and exec 2 ends (by
      * its timeout if it was caught stopped) instead of hanging the agent. */
     send_exec(b, 1, (char *[]){"true", NULL}, 0);
