@@ -366,11 +366,13 @@ int box_create(box_runtime *rt, const box_spec *spec, box **out, cella_err *err)
      * host root's allowance. So this thread alone (the raw syscall is
      * per-thread) takes the slot's first uid as its euid for the clone,
      * keeping fsuid 0 for the file checks of CLONE_INTO_CGROUP. */
-    if (rt->root_mode && (syscall(SYS_setresuid, -1, b->slot.host_base, -1) < 0 ||
-                          (syscall(SYS_setfsuid, 0), false))) {
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        cella_err_set(err, errno, "take the sandbox's uid to create its namespaces");
-        goto error;
+    if (rt->root_mode) {
+        if (syscall(SYS_setresuid, -1, b->slot.host_base, -1) < 0) {
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+            cella_err_set(err, errno, "take the sandbox's uid to create its namespaces");
+            goto error;
+        }
+        syscall(SYS_setfsuid, 0);   /* returns the previous fsuid; it cannot fail here */
     }
     long pid = syscall(SYS_clone3, &ca, sizeof(ca));
     if (pid == 0)
