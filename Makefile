@@ -1,6 +1,6 @@
 # cella: the two commands that matter are `make run` and `make test`.
 # Plain `make` builds build/cella; each target first installs what is missing.
-.PHONY: all deps build asan run test test-default test-asan bench clean
+.PHONY: all deps build asan run test test-default test-asan bench fuzz clean
 
 all: build
 
@@ -30,5 +30,18 @@ bench: build
 	@sh scripts/deps.sh bench
 	./build/cella-bench-startup --cella ./build/cella --write docs/performance.md
 
+# Each fuzz target for FUZZ_SECONDS (default 60) from its seed corpus; new
+# inputs go to build-fuzz/corpus, the seeds in fuzz/corpus stay as committed.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@sh scripts/deps.sh fuzz
+	@cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz --target fuzz_proto fuzz_args
+	@for t in proto args; do \
+	  mkdir -p build-fuzz/corpus/$$t; \
+	  ./build-fuzz/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    build-fuzz/corpus/$$t fuzz/corpus/$$t || exit 1; \
+	done
+
 clean:
-	rm -rf build build-asan build-debug
+	rm -rf build build-asan build-debug build-fuzz

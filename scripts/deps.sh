@@ -22,10 +22,13 @@ need_pkg cmocka libcmocka-dev
 # The end-to-end tests are pytest files run by /usr/bin/python3 (Debian's own).
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing="$missing python3-pytest"
 # Optional extras asked for by name: `deps.sh bench` adds bubblewrap for the
-# comparison in bench/.
+# comparison in bench/, `deps.sh fuzz` clang and its libFuzzer runtime.
 for extra in "$@"; do
     case "$extra" in
         bench) need_cmd bwrap bubblewrap ;;
+        fuzz) need_cmd clang clang
+              [ -n "$(find /usr/lib -name 'libclang_rt.fuzzer-x86_64.a' 2>/dev/null | head -1)" ] ||
+                  missing="$missing libclang-rt-14-dev" ;;
         *) echo "deps.sh: unknown extra '$extra'" >&2; exit 2 ;;
     esac
 done
