@@ -335,3 +335,13 @@ void proto_error_free(proto_error *e)
     cella_free(e->message);
     e->message = NULL;
 }
+
+int proto_error_to_err(const uint8_t *p, size_t n, cella_err *err)
+{
+    proto_error pe;
+    if (proto_get_error(p, n, &pe, err) < 0)
+        return -1;
+    cella_err_set(err, pe.errnum, "%s", pe.message);
+    proto_error_free(&pe);
+    return -1;
+}

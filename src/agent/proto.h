@@ -192,5 +192,8 @@ typedef struct proto_error {
 void proto_put_error(cbuf *b, const proto_error *e);
 int proto_get_error(const uint8_t *p, size_t n, proto_error *e, cella_err *err);
 void proto_error_free(proto_error *e);
+/* Decodes an ERROR or FAIL payload into err (its message and errno).
+ * Always returns -1: the frame reports a failure either way. */
+int proto_error_to_err(const uint8_t *p, size_t n, cella_err *err);
 
 #endif

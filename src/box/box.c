@@ -250,12 +250,7 @@ static int wait_ready(box *b, cella_err *err)
             if (h.type == PROTO_READY) {
                 rc = 0;
             } else if (h.type == PROTO_FAIL) {
-                proto_error pe;
-                if (proto_get_error(payload, h.len, &pe, err) == 0) {
-                    cella_err_set(err, pe.errnum, "%s", pe.message);
-                    proto_error_free(&pe);
-                }
-                rc = -1;
+                rc = proto_error_to_err(payload, h.len, err);
             } else if (h.type == PROTO_LOG) {
                 log_debug("agent %s: %.*s", cella_id_short(&b->id), (int)h.len, payload);
             } else {

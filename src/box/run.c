@@ -101,8 +101,10 @@ static int handle_frame(run_state *st, const proto_hdr *h, const uint8_t *p, cel
         log_debug("agent: %.*s", (int)h->len, p);
         return 0;
     }
-    if (h->type == PROTO_FAIL)
-        return cella_err_set(err, 0, "the sandbox failed");
+    if (h->type == PROTO_FAIL) {
+        proto_error_to_err(p, h->len, err);
+        return cella_err_prefix(err, "the sandbox failed");
+    }
     if (h->id != st->id)
         return 0;
     switch (h->type) {
@@ -124,14 +126,8 @@ static int handle_frame(run_state *st, const proto_hdr *h, const uint8_t *p, cel
             return -1;
         st->done = true;
         return 0;
-    case PROTO_ERROR: {
-        proto_error pe;
-        if (proto_get_error(p, h->len, &pe, err) < 0)
-            return -1;
-        cella_err_set(err, 0, "%s", pe.message);
-        proto_error_free(&pe);
-        return -1;
-    }
+    case PROTO_ERROR:
+        return proto_error_to_err(p, h->len, err);
     default:
         return cella_err_set(err, 0, "unexpected %s frame from the agent", proto_type_name(h->type));
     }
