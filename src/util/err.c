@@ -48,11 +48,3 @@ int cella_err_prefix(cella_err *err, const char *fmt, ...)
     append(err->msg, used, old);
     return -1;
 }
-
-void cella_err_clear(cella_err *err)
-{
-    if (err) {
-        err->errnum = 0;
-        err->msg[0] = '\0';
-    }
-}

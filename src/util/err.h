@@ -20,6 +20,4 @@ int cella_err_set(cella_err *err, int errnum, const char *fmt, ...)
 int cella_err_prefix(cella_err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-void cella_err_clear(cella_err *err);
-
 #endif

@@ -4,21 +4,10 @@
 #include <stdio.h>
 
 static enum log_level level = LOG_WARN;
-static const char *prefix = "cella";
 
 void log_set_level(enum log_level lvl)
 {
     level = lvl;
-}
-
-enum log_level log_get_level(void)
-{
-    return level;
-}
-
-void log_set_prefix(const char *p)
-{
-    prefix = p;
 }
 
 void log_msg(enum log_level lvl, const char *fmt, ...)
@@ -31,6 +20,6 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
     static const char *const names[] = {"error", "warning", "info", "debug"};
-    fprintf(stderr, "%s: %s%s%s\n", prefix, lvl == LOG_INFO ? "" : names[lvl],
+    fprintf(stderr, "cella: %s%s%s\n", lvl == LOG_INFO ? "" : names[lvl],
             lvl == LOG_INFO ? "" : ": ", line);
 }

@@ -1,12 +1,10 @@
-/* Diagnostics on stderr, one line each, prefixed with the program name. */
+/* Diagnostics on stderr, one line each, prefixed "cella: ". */
 #ifndef CELLA_UTIL_LOG_H
 #define CELLA_UTIL_LOG_H
 
 enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
 void log_set_level(enum log_level lvl);
-void log_set_prefix(const char *prefix);   /* default "cella" */
-enum log_level log_get_level(void);
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
