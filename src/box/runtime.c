@@ -38,26 +38,20 @@ static int env_u32(const char *name, uint32_t *v, cella_err *err)
     return 0;
 }
 
-struct sweep_ctx {
-    box_runtime *rt;
-    int reclaimed;
-};
-
 /* A "u<uid>" cgroup whose uid range is not locked belongs to a sandbox
  * whose owner was killed before it could clean up: kill what is left in it
  * and remove it. */
 static void sweep_one(const char *name, void *arg)
 {
-    struct sweep_ctx *c = arg;
+    box_runtime *rt = arg;
     unsigned host_base;
     char tail;
     if (sscanf(name, "u%u%c", &host_base, &tail) != 1 || host_base % USERNS_RANGE)
         return;
     userns_slot s;
-    if (userns_slot_try(c->rt->slots_fd, host_base, &s, NULL) != 1)
+    if (userns_slot_try(rt->slots_fd, host_base, &s, NULL) != 1)
         return;
-    if (cg_box_reclaim(c->rt->cg, name, NULL) == 0)
-        c->reclaimed++;
+    cg_box_reclaim(rt->cg, name, NULL);
     userns_slot_release(&s);
 }
 
@@ -102,10 +96,8 @@ int box_runtime_open(const box_runtime_opts *o, box_runtime **out, cella_err *er
         co.force = env_ver[0] == '1' ? CG_V1 : CG_V2;
     if (cg_host_open(&co, &rt->cg, err) < 0)
         goto error;
-    if (rt->root_mode) {
-        struct sweep_ctx sc = {rt, 0};
-        cg_host_each(rt->cg, sweep_one, &sc);
-    }
+    if (rt->root_mode)
+        cg_host_each(rt->cg, sweep_one, rt);
     if (host_image_load(&rt->host_img, err) < 0)
         goto error;
     *out = rt;
