@@ -1,10 +1,9 @@
 /* cella: one binary. `cella serve` is the daemon (not built yet), the other
- * subcommands are its command-line tools, and `cella __agent` is the agent
- * that runs as PID 1 inside every sandbox. */
+ * subcommands are its command-line tools. The agent that runs as PID 1
+ * inside every sandbox is embedded (agent/main.c). */
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/agent.h"
 #include "cli/box_cmd.h"
 
 static const char usage[] =
@@ -25,8 +24,6 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "__agent"))
-        return agent_main();
     if (!strcmp(cmd, "box"))
         return cli_box_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

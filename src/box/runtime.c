@@ -5,12 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "box/userns.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
+#include "util/fdio.h"
 #include "util/parse.h"
 
 static int open_slots_dir(int *out, cella_err *err)
@@ -24,6 +26,33 @@ static int open_slots_dir(int *out, cella_err *err)
         return cella_err_set(err, errno, "open %s", BOX_SLOTS_DIR);
     *out = fd;
     return 0;
+}
+
+extern const unsigned char cella_agent_image[], cella_agent_image_end[];
+
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+
+/* The agent executable, embedded in this binary, in a sealed memfd: an
+ * upgrade of the file on disk cannot mix versions within one process, and
+ * nothing (sandboxed code reaching /proc/<agent>/exe included) can modify
+ * the image the kernel runs as each sandbox's PID 1. */
+static int agent_image_open(cella_err *err)
+{
+    size_t n = (size_t)(cella_agent_image_end - cella_agent_image);
+    int fd = memfd_create("cella-agent", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+    if (fd < 0 && errno == EINVAL)      /* kernels before 6.3 know no MFD_EXEC */
+        fd = memfd_create("cella-agent", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return cella_err_set(err, errno, "memfd for the agent");
+    if (fd_write_all(fd, cella_agent_image, n) < 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+        int e = errno;
+        close(fd);
+        return cella_err_set(err, e, "write the agent's image");
+    }
+    return fd;
 }
 
 static int env_u32(const char *name, uint32_t *v, cella_err *err)
@@ -78,13 +107,8 @@ int box_runtime_open(const box_runtime_opts *o, box_runtime **out, cella_err *er
             goto error;
     }
 
-    /* The agent is this very binary; holding it open means an upgrade that
-     * replaces the file on disk cannot mix versions inside one process. */
-    rt->exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    if (rt->exe_fd < 0) {
-        cella_err_set(err, errno, "open /proc/self/exe");
+    if ((rt->exe_fd = agent_image_open(err)) < 0)
         goto error;
-    }
 
     cg_open_opts co = {.force = o->cgroup_version, .parent = o->cgroup_parent,
                        .require_limits = true};

@@ -4,9 +4,8 @@
  * uid-range allocator. The daemon holds one for its lifetime; `cella box`
  * holds one per run. Read-only after opening, so threads may share it.
  *
- * The agent is this process's own binary, re-executed as `<exe> __agent`:
- * any program that creates sandboxes must answer that by calling
- * agent_main() (agent/agent.h) first thing in main(), as cella does. */
+ * The agent is its own small executable embedded in this binary
+ * (agent/main.c, box/agent_image.S), run from a sealed memfd. */
 #ifndef CELLA_BOX_RUNTIME_H
 #define CELLA_BOX_RUNTIME_H
 
@@ -36,7 +35,7 @@ typedef struct box_runtime {
     int slots_fd;                /* root mode: lock files of the uid slots */
     uid_t host_uid;              /* user mode: shown as the sandbox user */
     gid_t host_gid;
-    int exe_fd;                  /* this binary */
+    int exe_fd;                  /* the agent's executable: a sealed memfd */
     cg_host *cg;
     host_image host_img;
     int workspaces_fd;           /* <state>/workspaces */

@@ -17,7 +17,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
 #include "agent/proto.h"
 #include "agent/wire.h"
 #include "box/box.h"
@@ -379,11 +378,8 @@ static void test_stdin_overrun_closes_stdin(void **st)
     stop(b, ws);
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-    /* box re-executes this binary as the agent (see box/runtime.h). */
-    if (argc == 2 && !strcmp(argv[1], "__agent"))
-        return agent_main();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_commands_run_concurrently),
         cmocka_unit_test(test_refusals_keep_the_agent_serving),
