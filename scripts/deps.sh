@@ -19,6 +19,11 @@ need_cmd ninja ninja-build
 need_cmd cc gcc
 need_pkg libseccomp libseccomp-dev
 need_pkg cmocka libcmocka-dev
+need_pkg libmicrohttpd libmicrohttpd-dev
+need_pkg jansson libjansson-dev
+need_pkg sqlite3 libsqlite3-dev
+need_pkg yaml-0.1 libyaml-dev
+need_pkg libcrypto libssl-dev
 # The end-to-end tests are pytest files run by /usr/bin/python3 (Debian's own).
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing="$missing python3-pytest"
 # Optional extras asked for by name: `deps.sh bench` adds bubblewrap for the

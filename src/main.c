@@ -1,10 +1,11 @@
-/* cella: one binary. `cella serve` is the daemon (not built yet), the other
+/* cella: one binary. `cella serve` is the daemon, the other
  * subcommands are its command-line tools. The agent that runs as PID 1
  * inside every sandbox is embedded (agent/main.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/box_cmd.h"
+#include "cli/serve.h"
 
 static const char usage[] =
     "Usage: cella COMMAND [ARGS...]\n"
@@ -13,7 +14,7 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  box        run one command in a fresh sandbox (see 'cella box --help')\n"
-    "  serve      the sandbox daemon and its HTTP API (not built yet)\n"
+    "  serve      the sandbox daemon and its HTTP API (see 'cella serve --help')\n"
     "  version    print the version\n"
     "  help       show this help\n";
 
@@ -34,11 +35,8 @@ int main(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
-    if (!strcmp(cmd, "serve")) {
-        fprintf(stderr, "cella serve: the daemon is not built yet; 'cella box' runs a command "
-                        "in a sandbox today\n");
-        return 2;
-    }
+    if (!strcmp(cmd, "serve"))
+        return cli_serve_main(argc - 2, argv + 2);
     fprintf(stderr, "cella: unknown command '%s'\n\n%s", cmd, usage);
     return 2;
 }

@@ -85,4 +85,8 @@ int agent_exec_tick(agent *a, int slot, int64_t now);
 bool agent_throttled(const agent *a);
 agent_exec *agent_exec_find(agent *a, uint32_t id);
 
+/* builtin.c: runs a built-in operation in an exec's child (already the
+ * sandbox user, in its cwd, stdio in place). Returns the exit status. */
+int agent_builtin_main(char *const argv[]);
+
 #endif

@@ -133,7 +133,8 @@ __attribute__((noreturn)) static void child_report(int fd, int stage, int errnum
 }
 
 __attribute__((noreturn)) static void exec_child(agent *a, char *const argv[], char *const envp[],
-                                                 const char *cwd, const int stdio[3], int report)
+                                                 const char *cwd, const int stdio[3], int report,
+                                                 bool builtin)
 {
     sig_reset_all();
     /* Its own session and process group: a timeout kills the whole group,
@@ -162,6 +163,13 @@ __attribute__((noreturn)) static void exec_child(agent *a, char *const argv[], c
     }
     if (chdir(cwd) < 0)
         child_report(report, STAGE_CHDIR, errno);
+    if (builtin) {
+        /* No exec will close the agent's descriptors for us (its socket, the
+         * write end of this very stdin): close them all now. The start
+         * report goes with them, which tells the agent it started. */
+        syscall(SYS_close_range, 3, ~0U, 0);
+        _exit(agent_builtin_main(argv));
+    }
     int e = exec_search(argv, envp);
     child_report(report, STAGE_EXEC, e);
 }
@@ -247,7 +255,7 @@ void agent_exec_start(agent *a, uint32_t id, const uint8_t *payload, size_t n)
     }
     if (pid == 0) {
         int stdio[3] = {p_in[0] >= 0 ? p_in[0] : a->devnull, p_out[1], p_err[1]};
-        exec_child(a, req.argv, envp, cwd, stdio, p_rep[1]);
+        exec_child(a, req.argv, envp, cwd, stdio, p_rep[1], req.flags & EXEC_BUILTIN);
     }
     agent_exec *e = cella_calloc(1, sizeof(*e));
     e->id = id;

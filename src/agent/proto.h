@@ -135,7 +135,14 @@ void proto_setup_free(proto_setup *s);
 
 /* ---- exec ----------------------------------------------------------- */
 
-enum { EXEC_STDIN = 1 << 0 };     /* STDIN frames follow; without it stdin is at EOF */
+enum {
+    EXEC_STDIN = 1 << 0,          /* STDIN frames follow; without it stdin is at EOF */
+    /* argv names one of the agent's built-in file operations (agent/builtin.c)
+     * instead of a program: it runs in a child exactly like a command (the
+     * sandbox user, its limits, its cwd), so paths are resolved inside the
+     * sandbox with the sandbox user's rights and nothing else. */
+    EXEC_BUILTIN = 1 << 1,
+};
 
 typedef struct proto_exec {
     char **argv;                  /* argv[0] is looked up in PATH when it has no '/' */

@@ -294,7 +294,9 @@ int box_create(box_runtime *rt, const box_spec *spec, box **out, cella_err *err)
     int sv[2] = {-1, -1};
     _cleanup_close_ int ws_fd = -1;
 
-    if (cella_id_new(rt->sd.node_key, &b->id, err) < 0)
+    if (spec->id)
+        b->id = *spec->id;
+    else if (cella_id_new(rt->sd.node_key, &b->id, err) < 0)
         goto error;
     if (rt->root_mode) {
         uint32_t start = 0;

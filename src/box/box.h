@@ -37,6 +37,7 @@ typedef struct box_spec {
     uint64_t fsize_bytes;        /* largest file a process may write */
     uint32_t nofile;             /* open files per process */
     int workspace_dirfd;         /* bound at /workspace; the caller keeps it */
+    const cella_id *id;          /* NULL: a new id (a restarted sandbox keeps its own) */
 } box_spec;
 
 void box_spec_init(box_spec *s);

@@ -362,6 +362,25 @@ error:
     return -1;
 }
 
+int cg_box_set_limits(cg_box *b, const cg_limits *lim, cella_err *err)
+{
+    cg_host *h = b->host;
+    if (!h->limits)
+        return 0;
+    if (h->version == CG_V2)
+        return cg_v2_box_limits(b, lim, err);
+    /* v1 keeps memory.limit_in_bytes <= memory.memsw.limit_in_bytes at
+     * every step: raising needs memsw first, lowering memory first. */
+    if (h->have_memsw) {
+        char v[32];
+        snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->memory_bytes);
+        if (file_write_str_at(b->dirfd[CG_MEMORY], "memory.memsw.limit_in_bytes", v, NULL) < 0 &&
+            file_write_str_at(b->dirfd[CG_MEMORY], "memory.limit_in_bytes", v, err) < 0)
+            return -1;
+    }
+    return cg_v1_box_limits(b, lim, err);
+}
+
 int cg_box_clone_fd(const cg_box *b)
 {
     return b->host->version == CG_V2 ? b->dirfd[0] : -1;

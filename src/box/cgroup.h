@@ -73,6 +73,9 @@ typedef struct cg_box {
  * processes are killed and it is replaced. Without, an existing one is an error. */
 int cg_box_create(cg_host *h, const char *name, const cg_limits *lim, bool reclaim, cg_box **out,
                   cella_err *err);
+/* Changes the limits of a live cgroup (a warm sandbox handed out with other
+ * limits than it was made with). */
+int cg_box_set_limits(cg_box *b, const cg_limits *lim, cella_err *err);
 /* Kills and removes a leftover cgroup `name` under every controller. */
 int cg_box_reclaim(cg_host *h, const char *name, cella_err *err);
 /* Calls fn for each sandbox cgroup name present under any controller. */

@@ -4,7 +4,11 @@
 
 enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
+#include <stdbool.h>
+
 void log_set_level(enum log_level lvl);
+/* The daemon's format: one logfmt line per event (ts=... level=... k=v). */
+void log_set_logfmt(bool on);
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)

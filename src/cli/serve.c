@@ -1,0 +1,217 @@
+/* `cella serve`: configuration (flags over environment over file over the
+ * embedded defaults), the refusal to serve beyond loopback without tokens,
+ * then the core and the HTTP front, until SIGTERM or SIGINT: those drain
+ * (new requests are refused, running execs get their answer), a second one
+ * ends at once. */
+#include "cli/serve.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/native.h"
+#include "core/config.h"
+#include "core/core.h"
+#include "http/server.h"
+#include "util/alloc.h"
+#include "util/log.h"
+
+static const char usage[] =
+    "Usage: cella serve [OPTIONS]\n"
+    "\n"
+    "The sandbox daemon: the HTTP API on ADDR:PORT, sandboxes kept in the state\n"
+    "directory so they survive a restart.\n"
+    "\n"
+    "Options (each also set by an environment variable, and over both, by the\n"
+    "config file's field of the same name):\n"
+    "  --listen ADDR:PORT   where to serve (CELLA_LISTEN; default 127.0.0.1:7878;\n"
+    "                       port 0 picks a free one, printed in the log)\n"
+    "  --state-dir DIR      state: registry, workspaces (CELLA_STATE_DIR;\n"
+    "                       default /var/lib/cella as root)\n"
+    "  --config FILE        YAML config, iii-sandbox's fields (CELLA_CONFIG)\n"
+    "  --tokens FILE        bearer tokens: '<token> <tenant> [admin]' per line\n"
+    "                       (CELLA_TOKENS_FILE); required to listen beyond loopback\n"
+    "  --pool-size N        warm sandboxes kept ready (config: pool_size; default 2)\n"
+    "  -q, --quiet          log warnings and errors only\n"
+    "  -v, --verbose        log debug lines too\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "Logs are logfmt lines on stderr: one per request and per sandbox event.\n"
+    "SIGTERM or SIGINT drains: new requests get S301, running execs finish and\n"
+    "answer, then the daemon exits; a second signal exits at once. Sandboxes\n"
+    "(their records and /workspace files) survive; their processes do not.\n"
+    "Reference: docs/api.md, docs/serve.md.\n";
+
+static bool loopback(const char *listen)
+{
+    char *host = NULL;
+    uint16_t port;
+    if (config_parse_listen(listen, &host, &port, NULL) < 0)
+        return false;
+    bool lo = !strcmp(host, "localhost") || !strcmp(host, "::1");
+    struct in_addr a;
+    if (!lo && inet_pton(AF_INET, host, &a) == 1)
+        lo = (ntohl(a.s_addr) >> 24) == 127;
+    cella_free(host);
+    return lo;
+}
+
+typedef struct serve_flags {
+    const char *listen, *state_dir, *config, *tokens;
+    long pool_size;
+    int verbosity;
+} serve_flags;
+
+static int parse_flags(int argc, char **argv, serve_flags *f)
+{
+    f->pool_size = -1;
+    f->verbosity = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char **slot = !strcmp(a, "--listen")      ? &f->listen
+                            : !strcmp(a, "--state-dir") ? &f->state_dir
+                            : !strcmp(a, "--config")    ? &f->config
+                            : !strcmp(a, "--tokens")    ? &f->tokens
+                                                        : NULL;
+        if (slot || !strcmp(a, "--pool-size")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "cella serve: %s needs a value\n", a);
+                return -1;
+            }
+            if (slot) {
+                *slot = argv[++i];
+            } else {
+                char *end;
+                f->pool_size = strtol(argv[++i], &end, 10);
+                if (*end || f->pool_size < 0 || f->pool_size > 64) {
+                    fprintf(stderr, "cella serve: --pool-size takes 0 to 64\n");
+                    return -1;
+                }
+            }
+        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            f->verbosity = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            f->verbosity = -1;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 1;
+        } else {
+            fprintf(stderr, "cella serve: unknown option '%s'\n\n%s", a, usage);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void replace(char **field, const char *v)
+{
+    cella_free(*field);
+    *field = cella_strdup(v);
+}
+
+int cli_serve_main(int argc, char **argv)
+{
+    serve_flags f = {0};
+    int pr = parse_flags(argc, argv, &f);
+    if (pr != 0)
+        return pr > 0 ? 0 : 2;
+    log_set_logfmt(true);
+    log_set_level(f.verbosity > 0 ? LOG_DEBUG : f.verbosity < 0 ? LOG_WARN : LOG_INFO);
+
+    cella_config cfg;
+    config_init(&cfg);
+    cfg_tokens tokens = {0};
+    core *c = NULL;
+    http_server *srv = NULL;
+    cella_err err;
+    int rc = 1;
+    const char *cfile = f.config ? f.config : getenv("CELLA_CONFIG");
+    if (cfile && *cfile && config_load_file(&cfg, cfile, &err) < 0)
+        goto fail;
+    if (config_load_env(&cfg, NULL, &err) < 0)
+        goto fail;
+    if (f.listen)
+        replace(&cfg.listen, f.listen);
+    if (f.state_dir)
+        replace(&cfg.state_dir, f.state_dir);
+    if (f.tokens)
+        replace(&cfg.tokens_file, f.tokens);
+    if (f.pool_size >= 0)
+        cfg.pool_size = (uint32_t)f.pool_size;
+    if (config_validate(&cfg, &err) < 0)
+        goto fail;
+    if (cfg.tokens_file && tokens_load_file(&tokens, cfg.tokens_file, &err) < 0)
+        goto fail;
+    /* Beyond loopback, no tokens would mean anyone who can reach the port
+     * runs code on this machine. */
+    if (tokens.n == 0 && !loopback(cfg.listen)) {
+        cella_err_set(&err, 0,
+                      "refusing to listen on %s without tokens: anyone who can reach it could "
+                      "run code here; give --tokens FILE (or listen on 127.0.0.1)",
+                      cfg.listen);
+        goto fail;
+    }
+    /* Signals are taken by sigwait below; every thread inherits the mask. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (core_open(&cfg, &c, &err) < 0)
+        goto fail;
+    http_opts ho = {.cfg = &cfg, .core = c, .tokens = &tokens, .routes = api_native_routes};
+    if (http_start(&ho, &srv, &err) < 0)
+        goto fail;
+    api_native_set_server(srv);
+    log_info("event=listening addr=%s tenants=%s version=%s", http_bound_addr(srv),
+             tokens.n ? "tokens" : "open", CELLA_VERSION);
+
+    for (;;) {
+        int sig = 0;
+        if (sigwait(&sigs, &sig) != 0)
+            continue;
+        if (sig == SIGHUP)
+            continue;             /* no reload yet: ignored rather than fatal */
+        log_info("event=draining signal=%s", sig == SIGTERM ? "TERM" : "INT");
+        break;
+    }
+    core_drain(c);
+    /* Running execs finish and answer; a second signal cuts the wait short. */
+    for (;;) {
+        if (core_wait_idle(c, 200))
+            break;
+        sigset_t pending;
+        sigpending(&pending);
+        if (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGINT)) {
+            log_warn("second signal: exiting without waiting for running execs");
+            break;
+        }
+    }
+    /* Let the last answers leave before connections are closed. */
+    usleep(200 * 1000);
+    api_native_set_server(NULL);
+    http_stop(srv);
+    srv = NULL;
+    core_close(c);
+    c = NULL;
+    log_info("event=stopped");
+    rc = 0;
+    goto out;
+fail:
+    fprintf(stderr, "cella serve: %s\n", err.msg);
+    rc = 1;
+out:
+    http_stop(srv);
+    core_close(c);
+    tokens_free(&tokens);
+    config_free(&cfg);
+    return rc;
+}

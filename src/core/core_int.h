@@ -1,0 +1,102 @@
+/* Core's internals, shared by its files: registry.c (lifecycle, recovery,
+ * reaper), pool.c (warm sandboxes), exec.c (execs and one-shot runs) and
+ * catalog.c (images). */
+#ifndef CELLA_CORE_CORE_INT_H
+#define CELLA_CORE_CORE_INT_H
+
+#include <pthread.h>
+
+#include "box/box.h"
+#include "box/mux.h"
+#include "box/runtime.h"
+#include "core/core.h"
+#include "store/store.h"
+
+#define CORE_MAX_IMAGES 64
+#define CORE_TOMBSTONES 256
+
+struct sandbox {
+    core *c;
+    cella_id id;
+    char *tenant, *name, *image;
+    uint32_t cpus_milli;
+    uint64_t memory_mb, idle_timeout_secs;
+    char **env;
+    int64_t created_at_ms;        /* unix */
+    int64_t last_used_ns;         /* monotonic */
+    box *b;
+    mux_box *mux;
+    int ws_fd;
+    /* under core.mu */
+    unsigned refs;
+    unsigned execs;
+    bool dead, stopped;
+    char dead_reason[160];
+};
+
+typedef struct pool_entry {
+    box *b;
+    int ws_fd;
+} pool_entry;
+
+typedef struct tombstone {
+    char id[40];
+    char tenant[80];
+    char why[96];
+} tombstone;
+
+struct core {
+    const cella_config *cfg;
+    box_runtime *rt;
+    store *st;
+    int lock_fd;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;            /* execs finishing, teardowns finishing */
+    sandbox **v;                  /* the registry, oldest first */
+    size_t n, cap;
+    tombstone tomb[CORE_TOMBSTONES];
+    size_t tomb_next;
+    bool ready, draining, closing;
+    unsigned execs_running;
+    unsigned teardowns;           /* background stops still running */
+    /* warm pool (pool.c) */
+    pool_entry *pool;
+    size_t pool_n;
+    pthread_t pool_thread;
+    pthread_cond_t pool_cv;
+    bool pool_started;
+    /* reaper */
+    pthread_t reaper;
+    pthread_cond_t reaper_cv;
+    bool reaper_started;
+    int64_t reap_interval_ms;
+    /* catalog (catalog.c) */
+    core_image images[CORE_MAX_IMAGES];
+    size_t n_images;
+    core_metrics m;
+};
+
+/* registry.c */
+int64_t core_wall_ms(void);
+/* A new sandbox's box with its workspace, under a new id (id NULL) or a
+ * restarted one's. */
+int core_start_box(core *c, const cella_id *id, const cg_limits *lim, bool fresh_workspace,
+                   box **b, int *ws_fd, cella_err *err);
+void core_limits(const core *c, uint32_t cpus_milli, uint64_t memory_mb, cg_limits *lim);
+/* Kills a box and removes its workspace (pool leftovers, failed starts). */
+void core_discard_box(core *c, box *b, int ws_fd);
+
+/* pool.c */
+void pool_start(core *c);
+void pool_stop(core *c);
+/* A warm box, or false when the pool is empty. Called without mu. */
+bool pool_take(core *c, box **b, int *ws_fd);
+
+/* catalog.c */
+void catalog_init(core *c);
+const core_image *catalog_find(core *c, const char *name);
+void catalog_refresh(core *c);
+/* Builds the "valid images are ..." list. */
+void catalog_allowed_list(core *c, char *buf, size_t n);
+
+#endif

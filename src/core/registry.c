@@ -1,0 +1,727 @@
+/* The registry: live sandboxes by id, their life from create to stop, the
+ * store that lets them survive a restart, and the idle reaper. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "box/workspace.h"
+#include "core/core_int.h"
+#include "util/alloc.h"
+#include "util/fdio.h"
+#include "util/log.h"
+#include "util/rmtree.h"
+
+#define REAP_INTERVAL_MS 10000
+
+int64_t core_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void core_limits(const core *c, uint32_t cpus_milli, uint64_t memory_mb, cg_limits *lim)
+{
+    lim->cpu_milli = cpus_milli;
+    lim->memory_bytes = memory_mb << 20;
+    lim->pids_max = c->cfg->pids_max;
+}
+
+int core_start_box(core *c, const cella_id *want, const cg_limits *lim, bool fresh_workspace,
+                   box **out, int *ws_fd, cella_err *err)
+{
+    cella_id id;
+    if (want)
+        id = *want;
+    else if (cella_id_new(c->rt->sd.node_key, &id, err) < 0)
+        return -1;
+    int fd = -1;
+    if (!fresh_workspace) {
+        fd = openat(c->rt->workspaces_fd, id.str, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno != ENOENT)
+            return cella_err_set(err, errno, "open the workspace of %s", id.str);
+        if (fd < 0)
+            log_warn("sandbox %s: its workspace is gone; it restarts with an empty one", id.str);
+    }
+    if (fd < 0 && workspace_create(c->rt, id.str, &fd, err) < 0)
+        return -1;
+    box_spec spec;
+    box_spec_init(&spec);
+    spec.limits = *lim;
+    spec.workspace_dirfd = fd;
+    spec.id = &id;
+    if (box_create(c->rt, &spec, out, err) < 0) {
+        close(fd);
+        if (fresh_workspace)
+            workspace_remove(c->rt, id.str, NULL);
+        return -1;
+    }
+    *ws_fd = fd;
+    return 0;
+}
+
+void core_discard_box(core *c, box *b, int ws_fd)
+{
+    char id[40];
+    snprintf(id, sizeof(id), "%s", b->id.str);
+    box_destroy(b);
+    if (ws_fd >= 0)
+        close(ws_fd);
+    cella_err err;
+    if (workspace_remove(c->rt, id, &err) < 0)
+        log_warn("sandbox %s: remove its workspace: %s", id, err.msg);
+}
+
+/* ---- sandbox objects ------------------------------------------------------ */
+
+const char *sandbox_id(const sandbox *s)
+{
+    return s->id.str;
+}
+
+void sandbox_ref(sandbox *s)
+{
+    pthread_mutex_lock(&s->c->mu);
+    s->refs++;
+    pthread_mutex_unlock(&s->c->mu);
+}
+
+static void sandbox_free(sandbox *s)
+{
+    mux_free(s->mux);
+    cella_free(s->tenant);
+    cella_free(s->name);
+    cella_free(s->image);
+    cella_strv_free(s->env);
+    cella_free(s);
+}
+
+void sandbox_unref(sandbox *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->c->mu);
+    bool last = --s->refs == 0;
+    pthread_mutex_unlock(&s->c->mu);
+    if (last)
+        sandbox_free(s);
+}
+
+void sandbox_touch(sandbox *s)
+{
+    pthread_mutex_lock(&s->c->mu);
+    s->last_used_ns = clock_now_ns();
+    pthread_mutex_unlock(&s->c->mu);
+}
+
+/* Called by the sandbox's reader thread when its agent dies on its own. */
+static void on_death(void *arg, const char *why)
+{
+    sandbox *s = arg;
+    pthread_mutex_lock(&s->c->mu);
+    s->dead = true;
+    snprintf(s->dead_reason, sizeof(s->dead_reason), "%s", why);
+    pthread_mutex_unlock(&s->c->mu);
+    log_warn("event=sandbox_died sandbox=%s reason=\"%s\"", s->id.str, why);
+}
+
+static sandbox *sandbox_new(core *c, const store_sandbox *rec)
+{
+    sandbox *s = cella_calloc(1, sizeof(*s));
+    s->c = c;
+    snprintf(s->id.str, sizeof(s->id.str), "%.36s", rec->id);
+    s->tenant = cella_strdup(rec->tenant);
+    s->name = rec->name ? cella_strdup(rec->name) : NULL;
+    s->image = cella_strdup(rec->image);
+    s->cpus_milli = rec->cpus_milli;
+    s->memory_mb = rec->memory_mb;
+    s->idle_timeout_secs = rec->idle_timeout_secs;
+    size_t ne = cella_strv_len(rec->env);
+    s->env = cella_calloc(ne + 1, sizeof(char *));
+    for (size_t i = 0; i < ne; i++)
+        s->env[i] = cella_strdup(rec->env[i]);
+    s->created_at_ms = rec->created_at_ms;
+    s->last_used_ns = clock_now_ns();
+    s->ws_fd = -1;
+    s->refs = 1;                  /* the registry's */
+    return s;
+}
+
+static int attach(sandbox *s, box *b, int ws_fd, cella_err *err)
+{
+    s->b = b;
+    s->ws_fd = ws_fd;
+    return mux_attach(b, on_death, s, &s->mux, err);
+}
+
+/* Kills everything of a sandbox already out of the registry. */
+static void teardown(core *c, sandbox *s)
+{
+    mux_detach(s->mux);
+    if (s->b)
+        core_discard_box(c, s->b, s->ws_fd);
+    else if (s->ws_fd >= 0)
+        close(s->ws_fd);
+    s->b = NULL;
+    s->ws_fd = -1;
+    cella_err err;
+    if (store_delete(c->st, s->id.str, &err) < 0)
+        log_error("sandbox %s: %s", s->id.str, err.msg);
+}
+
+static void registry_add(core *c, sandbox *s)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 64;
+        c->v = cella_realloc(c->v, c->cap * sizeof(*c->v));
+    }
+    c->v[c->n++] = s;
+}
+
+static void registry_remove(core *c, sandbox *s)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->v[i] == s) {
+            memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof(*c->v));
+            c->n--;
+            return;
+        }
+}
+
+static sandbox *registry_find(core *c, const char *id)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->v[i]->id.str, id))
+            return c->v[i];
+    return NULL;
+}
+
+static unsigned live_count(core *c)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (!c->v[i]->dead)
+            n++;
+    return n;
+}
+
+/* ---- create, get, list, stop ---------------------------------------------- */
+
+static const cfg_image_cap *find_cap(const cella_config *cfg, const char *image)
+{
+    for (size_t i = 0; i < cfg->n_image_caps; i++)
+        if (!strcmp(cfg->per_image_caps[i].image, image))
+            return &cfg->per_image_caps[i];
+    return NULL;
+}
+
+int core_create(core *c, const char *tenant, const core_create_req *r, sandbox **out, core_error *e)
+{
+    const cella_config *cfg = c->cfg;
+    pthread_mutex_lock(&c->mu);
+    bool draining = c->draining;
+    unsigned live = live_count(c);
+    pthread_mutex_unlock(&c->mu);
+    if (draining)
+        return core_fail(e, S301, "the daemon is shutting down");
+    if (live >= cfg->max_concurrent_sandboxes) {
+        core_fail(e, S400, "resource limit exceeded: %u sandboxes are live (max_concurrent_sandboxes)",
+                  live);
+        e->http_status = 429;
+        return -1;
+    }
+    const core_image *im = catalog_find(c, r->image);
+    if (!im || !im->allowed) {
+        char list[512];
+        catalog_allowed_list(c, list, sizeof(list));
+        return core_fail(e, S100, "image '%s' not in catalog; valid images are %s", r->image, list);
+    }
+    uint32_t cpus = r->has_cpus ? r->cpus_milli : cfg->default_cpus_milli;
+    uint64_t mem = r->has_memory ? r->memory_mb : cfg->default_memory_mb;
+    const cfg_image_cap *cap = find_cap(cfg, im->name);
+    if (cap && cap->max_cpus_milli && cpus > cap->max_cpus_milli) {
+        core_fail(e, S400, "resource limit exceeded: cpus %.3g is over the cap of %.3g for image '%s'",
+                  cpus / 1000.0, cap->max_cpus_milli / 1000.0, im->name);
+        e->http_status = 400;
+        return -1;
+    }
+    if (cap && cap->max_memory_mb && mem > cap->max_memory_mb) {
+        core_fail(e, S400,
+                  "resource limit exceeded: memory_mb %llu is over the cap of %llu for image '%s'",
+                  (unsigned long long)mem, (unsigned long long)cap->max_memory_mb, im->name);
+        e->http_status = 400;
+        return -1;
+    }
+    catalog_refresh(c);
+    if (!im->available)
+        return core_fail(e, S101, "image files missing for '%s' (%s not found)", im->name,
+                         im->interpreter ? im->interpreter : im->ref);
+    if (r->network) {
+        core_fail(e, S001, "invalid request: network: sandboxes with a network are not available "
+                           "yet; every sandbox has only its own loopback");
+        core_fix_bool(e, "network", false);
+        return -1;
+    }
+    if (strcmp(im->kind, "preset") != 0)
+        return core_fail(e, S300, "sandbox start failed: custom images (root directories) are "
+                                  "not supported by this build yet; use a preset");
+
+    cg_limits lim;
+    core_limits(c, cpus, mem, &lim);
+    box *b = NULL;
+    int ws_fd = -1;
+    cella_err err;
+    if (pool_take(c, &b, &ws_fd)) {
+        /* Warm sandboxes are made with the defaults; other limits are set now. */
+        if ((cpus != cfg->default_cpus_milli || mem != cfg->default_memory_mb) &&
+            cg_box_set_limits(b->cg, &lim, &err) < 0) {
+            log_warn("warm sandbox %s: set limits: %s", b->id.str, err.msg);
+            core_discard_box(c, b, ws_fd);
+            b = NULL;
+        }
+    }
+    if (!b && core_start_box(c, NULL, &lim, true, &b, &ws_fd, &err) < 0) {
+        pthread_mutex_lock(&c->mu);
+        c->m.creates_failed++;
+        pthread_mutex_unlock(&c->mu);
+        return core_fail(e, S300, "sandbox start failed: %s", err.msg);
+    }
+    store_sandbox rec = {
+        .tenant = (char *)tenant,
+        .name = (char *)r->name,
+        .image = (char *)im->name,
+        .cpus_milli = cpus,
+        .memory_mb = mem,
+        .idle_timeout_secs = r->has_idle ? r->idle_timeout_secs : cfg->default_idle_timeout_secs,
+        .env = (char **)r->env,
+        .created_at_ms = core_wall_ms(),
+    };
+    snprintf(rec.id, sizeof(rec.id), "%s", b->id.str);
+    sandbox *s = sandbox_new(c, &rec);
+    if (attach(s, b, ws_fd, &err) < 0 || store_put(c->st, &rec, &err) < 0) {
+        teardown(c, s);
+        sandbox_free(s);
+        pthread_mutex_lock(&c->mu);
+        c->m.creates_failed++;
+        pthread_mutex_unlock(&c->mu);
+        return core_fail(e, S300, "sandbox start failed: %s", err.msg);
+    }
+    pthread_mutex_lock(&c->mu);
+    registry_add(c, s);
+    s->refs++;                    /* the caller's */
+    c->m.creates_ok++;
+    pthread_mutex_unlock(&c->mu);
+    log_info("event=sandbox_created sandbox=%s tenant=%s image=%s cpus=%.3g memory_mb=%llu",
+             s->id.str, tenant, im->name, cpus / 1000.0, (unsigned long long)mem);
+    *out = s;
+    return 0;
+}
+
+static bool id_wellformed(const char *id)
+{
+    uint8_t bytes[16];
+    return id && cella_id_parse(id, bytes);
+}
+
+int core_get(core *c, const char *tenant, const char *id, sandbox **out, core_error *e)
+{
+    if (!id_wellformed(id))
+        return core_fail(e, S001, "invalid request: sandbox_id '%.64s' is not a sandbox id (a UUID)",
+                         id ? id : "");
+    pthread_mutex_lock(&c->mu);
+    sandbox *s = registry_find(c, id);
+    /* Another tenant's sandbox is "not found": ids never leak across tenants. */
+    if (s && tenant && strcmp(s->tenant, tenant) != 0)
+        s = NULL;
+    if (s)
+        s->refs++;
+    const tombstone *t = NULL;
+    for (size_t i = 0; !s && i < CORE_TOMBSTONES; i++)
+        if (!strcmp(c->tomb[i].id, id) && (!tenant || !strcmp(c->tomb[i].tenant, tenant)))
+            t = &c->tomb[i];
+    char why[96] = "";
+    if (t)
+        snprintf(why, sizeof(why), "%s", t->why);
+    pthread_mutex_unlock(&c->mu);
+    if (s) {
+        *out = s;
+        return 0;
+    }
+    if (t)
+        return core_fail(e, S004, "sandbox already stopped: %s (%s)", id, why);
+    return core_fail(e, S002, "sandbox not found: %s", id);
+}
+
+static void info_locked(sandbox *s, sandbox_info *o, int64_t now_ns, int64_t now_wall)
+{
+    memset(o, 0, sizeof(*o));
+    snprintf(o->id, sizeof(o->id), "%s", s->id.str);
+    snprintf(o->tenant, sizeof(o->tenant), "%s", s->tenant);
+    o->has_name = s->name != NULL;
+    snprintf(o->name, sizeof(o->name), "%s", s->name ? s->name : "");
+    snprintf(o->image, sizeof(o->image), "%s", s->image);
+    o->cpus_milli = s->cpus_milli;
+    o->memory_mb = s->memory_mb;
+    o->idle_timeout_secs = s->idle_timeout_secs;
+    o->created_at_ms = s->created_at_ms;
+    o->last_used_at_ms = now_wall - (now_ns - s->last_used_ns) / 1000000;
+    o->age_secs = now_wall > s->created_at_ms ? (uint64_t)(now_wall - s->created_at_ms) / 1000 : 0;
+    o->execs_in_flight = s->execs;
+    unsigned cap = s->c->cfg->max_execs_per_sandbox;
+    o->exec_slots_free = s->execs < cap ? cap - s->execs : 0;
+    o->dead = s->dead || s->stopped;
+    snprintf(o->dead_reason, sizeof(o->dead_reason), "%s",
+             s->stopped ? "stopped" : s->dead_reason);
+}
+
+void sandbox_get_info(sandbox *s, sandbox_info *out)
+{
+    int64_t now = clock_now_ns(), wall = core_wall_ms();
+    pthread_mutex_lock(&s->c->mu);
+    info_locked(s, out, now, wall);
+    pthread_mutex_unlock(&s->c->mu);
+}
+
+int core_list(core *c, const char *tenant, sandbox_info **out, size_t *n_out)
+{
+    int64_t now = clock_now_ns(), wall = core_wall_ms();
+    pthread_mutex_lock(&c->mu);
+    sandbox_info *v = cella_calloc(c->n ? c->n : 1, sizeof(*v));
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (!tenant || !strcmp(c->v[i]->tenant, tenant))
+            info_locked(c->v[i], &v[n++], now, wall);
+    pthread_mutex_unlock(&c->mu);
+    *out = v;
+    *n_out = n;
+    return 0;
+}
+
+static void *teardown_thread(void *arg)
+{
+    sandbox *s = arg;
+    core *c = s->c;
+    teardown(c, s);
+    sandbox_unref(s);
+    pthread_mutex_lock(&c->mu);
+    c->teardowns--;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* Takes a sandbox out of the registry (holding the registry's reference)
+ * and tears it down, now or in the background. */
+static void stop_removed(core *c, sandbox *s, bool wait, const char *why)
+{
+    if (!wait) {
+        pthread_mutex_lock(&c->mu);
+        c->teardowns++;
+        pthread_mutex_unlock(&c->mu);
+        pthread_t th;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&at, 256 << 10);
+        int rc = pthread_create(&th, &at, teardown_thread, s);
+        pthread_attr_destroy(&at);
+        if (rc == 0)
+            goto logged;
+        pthread_mutex_lock(&c->mu);
+        c->teardowns--;
+        pthread_mutex_unlock(&c->mu);
+    }
+    teardown(c, s);
+    sandbox_unref(s);
+logged:
+    log_info("event=sandbox_stopped sandbox=%s reason=%s", s->id.str, why);
+}
+
+int core_stop(core *c, const char *tenant, const char *id, bool wait, core_error *e)
+{
+    if (!id_wellformed(id))
+        return core_fail(e, S001, "invalid request: sandbox_id '%.64s' is not a sandbox id (a UUID)",
+                         id ? id : "");
+    pthread_mutex_lock(&c->mu);
+    sandbox *s = registry_find(c, id);
+    if (s && tenant && strcmp(s->tenant, tenant) != 0)
+        s = NULL;
+    if (s) {
+        registry_remove(c, s);
+        s->stopped = true;
+        c->m.stops++;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (!s)
+        return core_fail(e, S002, "sandbox not found: %s", id);
+    char sid[40];
+    snprintf(sid, sizeof(sid), "%s", s->id.str);
+    stop_removed(c, s, wait, "stop");
+    (void)sid;
+    return 0;
+}
+
+/* ---- the reaper ----------------------------------------------------------- */
+
+static void tombstone_add(core *c, const sandbox *s, const char *why)
+{
+    tombstone *t = &c->tomb[c->tomb_next++ % CORE_TOMBSTONES];
+    snprintf(t->id, sizeof(t->id), "%s", s->id.str);
+    snprintf(t->tenant, sizeof(t->tenant), "%s", s->tenant);
+    snprintf(t->why, sizeof(t->why), "%s", why);
+}
+
+/* A sandbox is idle when no exec or file call touched it for its
+ * idle_timeout_secs. One with an exec in flight is spared until idle
+ * timeout + the longest exec timeout + 60 s, as iii does. */
+static void reap_once(core *c)
+{
+    int64_t now = clock_now_ns();
+    sandbox *victims[64];
+    size_t nv = 0;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->n && nv < 64;) {
+        sandbox *s = c->v[i];
+        int64_t limit_ms = (int64_t)s->idle_timeout_secs * 1000;
+        if (s->execs)
+            limit_ms += (int64_t)c->cfg->max_exec_timeout_ms + 60000;
+        if ((now - s->last_used_ns) / 1000000 > limit_ms) {
+            registry_remove(c, s);
+            s->stopped = true;
+            char why[96];
+            snprintf(why, sizeof(why), "reaped after %llu s idle",
+                     (unsigned long long)s->idle_timeout_secs);
+            tombstone_add(c, s, why);
+            c->m.reaped++;
+            victims[nv++] = s;
+            continue;
+        }
+        i++;
+    }
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < nv; i++)
+        stop_removed(c, victims[i], true, "idle");
+}
+
+static void *reaper_main(void *arg)
+{
+    core *c = arg;
+    pthread_mutex_lock(&c->mu);
+    while (!c->closing) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t ns = ts.tv_nsec + (c->reap_interval_ms % 1000) * 1000000;
+        ts.tv_sec += c->reap_interval_ms / 1000 + ns / 1000000000;
+        ts.tv_nsec = ns % 1000000000;
+        pthread_cond_timedwait(&c->reaper_cv, &c->mu, &ts);
+        if (c->closing)
+            break;
+        pthread_mutex_unlock(&c->mu);
+        reap_once(c);
+        pthread_mutex_lock(&c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* ---- open, recover, close ------------------------------------------------ */
+
+/* Workspaces named like a sandbox id that no record claims are left from
+ * warm sandboxes of an earlier run (or a create cut short): removed. */
+static void sweep_workspaces(core *c)
+{
+    int dfd = openat(c->rt->workspaces_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        uint8_t bytes[16];
+        if (!cella_id_parse(de->d_name, bytes) || registry_find(c, de->d_name))
+            continue;
+        if (rmtree_at(c->rt->workspaces_fd, de->d_name, NULL) == 0)
+            log_info("event=workspace_swept workspace=%s", de->d_name);
+    }
+    closedir(d);
+}
+
+static void recover(core *c)
+{
+    store_sandbox *recs = NULL;
+    size_t n = 0;
+    cella_err err;
+    if (store_list(c->st, &recs, &n, &err) < 0) {
+        log_error("%s", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sandbox *s = sandbox_new(c, &recs[i]);
+        cella_id id;
+        snprintf(id.str, sizeof(id.str), "%.36s", recs[i].id);
+        cg_limits lim;
+        core_limits(c, s->cpus_milli, s->memory_mb, &lim);
+        box *b;
+        int ws_fd;
+        if (core_start_box(c, &id, &lim, false, &b, &ws_fd, &err) < 0 ||
+            attach(s, b, ws_fd, &err) < 0) {
+            /* Listed, but dead: the caller sees why and can stop it. */
+            s->dead = true;
+            snprintf(s->dead_reason, sizeof(s->dead_reason), "restart failed: %.120s", err.msg);
+            log_error("sandbox %s: restart failed: %s", s->id.str, err.msg);
+        } else {
+            log_info("event=sandbox_restarted sandbox=%s tenant=%s", s->id.str, s->tenant);
+        }
+        registry_add(c, s);
+        store_sandbox_free(&recs[i]);
+    }
+    cella_free(recs);
+}
+
+int core_open(const cella_config *cfg, core **out, cella_err *err)
+{
+    core *c = cella_calloc(1, sizeof(*c));
+    c->cfg = cfg;
+    c->lock_fd = -1;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cv, &ca);
+    pthread_cond_init(&c->pool_cv, &ca);
+    pthread_cond_init(&c->reaper_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    c->reap_interval_ms = REAP_INTERVAL_MS;
+    const char *ri = getenv("CELLA_REAP_INTERVAL_MS");   /* tests only */
+    if (ri && atoll(ri) > 0)
+        c->reap_interval_ms = atoll(ri);
+
+    box_runtime_opts ro = {.state_dir = cfg->state_dir};
+    if (box_runtime_open(&ro, &c->rt, err) < 0)
+        goto error;
+    /* One daemon per state directory: two would restart the same sandboxes
+     * and sweep each other's workspaces. */
+    c->lock_fd = openat(c->rt->sd.fd, "serve.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (c->lock_fd < 0) {
+        cella_err_set(err, errno, "open %s/serve.lock", c->rt->sd.path);
+        goto error;
+    }
+    if (flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        cella_err_set(err, 0, "another cella serve is using the state directory %s", c->rt->sd.path);
+        goto error;
+    }
+    if (store_open(c->rt->sd.path, &c->st, err) < 0)
+        goto error;
+    catalog_init(c);
+    workspace_sweep_temp(c->rt);
+    recover(c);
+    sweep_workspaces(c);
+    pool_start(c);
+    if (pthread_create(&c->reaper, NULL, reaper_main, c) != 0) {
+        cella_err_set(err, errno, "start the reaper");
+        goto error;
+    }
+    c->reaper_started = true;
+    *out = c;
+    return 0;
+error:
+    core_close(c);
+    return -1;
+}
+
+bool core_ready(core *c)
+{
+    pthread_mutex_lock(&c->mu);
+    bool r = c->ready && !c->draining;
+    pthread_mutex_unlock(&c->mu);
+    return r;
+}
+
+void core_drain(core *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->draining = true;
+    pthread_mutex_unlock(&c->mu);
+}
+
+bool core_wait_idle(core *c, int timeout_ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&c->mu);
+    while (c->execs_running > 0)
+        if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) != 0)
+            break;
+    bool idle = c->execs_running == 0;
+    pthread_mutex_unlock(&c->mu);
+    return idle;
+}
+
+void core_close(core *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->mu);
+    c->closing = c->draining = true;
+    pthread_cond_broadcast(&c->reaper_cv);
+    pthread_mutex_unlock(&c->mu);
+    if (c->reaper_started)
+        pthread_join(c->reaper, NULL);
+    pool_stop(c);
+    /* Background stops finish first: they own their sandboxes. */
+    pthread_mutex_lock(&c->mu);
+    while (c->teardowns > 0)
+        pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+    /* The rest keep their records and workspaces for the next start; only
+     * their processes end. */
+    for (size_t i = 0; i < c->n; i++) {
+        sandbox *s = c->v[i];
+        mux_detach(s->mux);
+        if (s->b)
+            box_destroy(s->b);
+        if (s->ws_fd >= 0)
+            close(s->ws_fd);
+        s->b = NULL;
+        s->ws_fd = -1;
+        sandbox_unref(s);
+    }
+    cella_free(c->v);
+    store_close(c->st);
+    if (c->lock_fd >= 0)
+        close(c->lock_fd);
+    box_runtime_close(c->rt);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    pthread_cond_destroy(&c->pool_cv);
+    pthread_cond_destroy(&c->reaper_cv);
+    cella_free(c);
+}
+
+const double core_exec_bucket_secs[CORE_EXEC_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                         0.1,   0.25,   0.5,   1,    5,     30};
+
+void core_get_metrics(core *c, core_metrics *m)
+{
+    pthread_mutex_lock(&c->mu);
+    *m = c->m;
+    m->sandboxes_live = live_count(c);
+    m->sandboxes_dead = (unsigned)c->n - m->sandboxes_live;
+    m->pool_depth = (unsigned)c->pool_n;
+    m->pool_target = c->cfg->pool_size;
+    pthread_mutex_unlock(&c->mu);
+}

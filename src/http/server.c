@@ -1,0 +1,543 @@
+#include "http/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "util/fdio.h"
+#include "util/log.h"
+
+/* Each connection's thread: handlers are straight-line code, with JSON
+ * decoding and at most one exec's output on the stack or heap. */
+#define HTTP_THREAD_STACK (512u << 10)
+/* An idle keep-alive connection is closed after this long. */
+#define HTTP_IDLE_TIMEOUT_S 120
+#define HTTP_MAX_ROUTES 64
+#define HTTP_STATUS_SLOTS 8
+
+typedef struct route_stats {
+    int status[HTTP_STATUS_SLOTS];
+    uint64_t count[HTTP_STATUS_SLOTS];
+} route_stats;
+
+struct http_server {
+    const cella_config *cfg;
+    core *core;
+    const cfg_tokens *tokens;
+    const http_route *routes;
+    size_t n_routes;
+    struct MHD_Daemon *d;
+    char bound[128];
+    pthread_mutex_t mu;           /* stats */
+    route_stats stats[HTTP_MAX_ROUTES + 1];   /* last: no route matched */
+};
+
+typedef struct req {
+    http_ctx c;
+    cbuf body;
+    bool too_large;
+    bool started;
+    const http_route *route;
+    int64_t start_ns;
+    char params_buf[512];
+} req;
+
+/* ---- replies ------------------------------------------------------------- */
+
+static const char *type_json = "application/json";
+
+static void queue(http_ctx *c, int status, struct MHD_Response *r)
+{
+    if (!r) {
+        log_error("cannot create a response");
+        return;
+    }
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_queue_response(c->conn, (unsigned)status, r);
+    MHD_destroy_response(r);
+    c->status = status;
+    c->replied = true;
+}
+
+void http_reply_text(http_ctx *c, int status, const char *content_type, char *text, size_t len)
+{
+    /* text was allocated with cella's allocator; MHD frees it through us. */
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer_with_free_callback(len, text, cella_free);
+    if (r)
+        MHD_add_response_header(r, "Content-Type", content_type);
+    else
+        cella_free(text);
+    queue(c, status, r);
+}
+
+void http_reply_json(http_ctx *c, int status, json_t *json)
+{
+    char *s = json_dumps(json, JSON_COMPACT);
+    json_decref(json);
+    if (!s) {
+        s = cella_strdup("{\"error\":{\"code\":\"S302\",\"message\":\"internal error: the "
+                         "response could not be encoded\"}}");
+        status = 500;
+        http_reply_text(c, status, type_json, s, strlen(s));
+        return;
+    }
+    size_t n = strlen(s);
+    char *copy = cella_malloc(n + 2);
+    memcpy(copy, s, n);
+    copy[n] = '\n';
+    copy[n + 1] = '\0';
+    free(s);
+    http_reply_text(c, status, type_json, copy, n + 1);
+}
+
+json_t *http_error_object(const core_error *e)
+{
+    const core_code_info *ci = core_code_lookup(e->code);
+    char url[256];
+    snprintf(url, sizeof(url), "%s#s%03d", CORE_DOCS_BASE, (int)e->code);
+    json_t *fix = json_null();
+    if (e->n_fix) {
+        fix = json_object();
+        for (int i = 0; i < e->n_fix; i++)
+            json_object_set_new(fix, e->fix[i].key,
+                                e->fix[i].kind == FIX_BOOL ? json_boolean(e->fix[i].b)
+                                                           : json_string(e->fix[i].s));
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "type", json_string(ci->type));
+    json_object_set_new(o, "code", json_string(ci->name));
+    json_object_set_new(o, "message", json_string(e->message));
+    json_object_set_new(o, "docs_url", json_string(url));
+    json_object_set_new(o, "retryable", json_boolean(ci->retryable));
+    json_object_set_new(o, "fix", fix);
+    json_object_set_new(o, "fix_note", json_string(e->fix_note ? e->fix_note : ci->fix_note));
+    return o;
+}
+
+json_t *http_native_error(const core_error *e, int *status)
+{
+    *status = core_http_status(e);
+    json_t *o = json_object();
+    json_object_set_new(o, "error", http_error_object(e));
+    return o;
+}
+
+void http_reply_error(http_ctx *c, const core_error *e)
+{
+    req *r = (req *)c;
+    http_error_fn fn = r->route && r->route->error_fn ? r->route->error_fn : http_native_error;
+    int status;
+    json_t *body = fn(e, &status);
+    http_reply_json(c, status, body);
+}
+
+typedef struct stream_ctx {
+    http_stream_fn fn;
+    void (*free_fn)(void *);
+    void *arg;
+} stream_ctx;
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    stream_ctx *s = cls;
+    ssize_t n = s->fn(s->arg, buf, max);
+    if (n == -1)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (n < 0)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    return n;
+}
+
+static void stream_free(void *cls)
+{
+    stream_ctx *s = cls;
+    if (s->free_fn)
+        s->free_fn(s->arg);
+    cella_free(s);
+}
+
+void http_reply_stream(http_ctx *c, int status, const char *content_type, http_stream_fn fn,
+                       void (*free_fn)(void *arg), void *arg)
+{
+    stream_ctx *s = cella_calloc(1, sizeof(*s));
+    s->fn = fn;
+    s->free_fn = free_fn;
+    s->arg = arg;
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 << 10, stream_reader, s, stream_free);
+    if (!r) {
+        stream_free(s);
+        log_error("cannot create a streamed response");
+        return;
+    }
+    MHD_add_response_header(r, "Content-Type", content_type);
+    /* Proxies must pass events through as they come. */
+    MHD_add_response_header(r, "X-Accel-Buffering", "no");
+    queue(c, status, r);
+}
+
+const char *http_header(http_ctx *c, const char *name)
+{
+    return MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND, name);
+}
+
+const char *http_query(http_ctx *c, const char *name)
+{
+    return MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* ---- routing ------------------------------------------------------------- */
+
+/* Matches path against pattern segment by segment; {x} takes one non-empty
+ * segment, copied into buf and pointed at by params. */
+static bool match(const char *pattern, const char *path, const char **params, char *buf,
+                  size_t bufn)
+{
+    size_t used = 0;
+    int np = 0;
+    const char *p = pattern, *q = path;
+    while (*p && *q) {
+        if (*p == '{') {
+            const char *pe = strchr(p, '}');
+            size_t sl = strcspn(q, "/");
+            if (!pe || sl == 0 || used + sl + 1 > bufn || np >= HTTP_MAX_PARAMS)
+                return false;
+            memcpy(buf + used, q, sl);
+            buf[used + sl] = '\0';
+            params[np++] = buf + used;
+            used += sl + 1;
+            p = pe + 1;
+            q += sl;
+            continue;
+        }
+        if (*p != *q)
+            return false;
+        p++;
+        q++;
+    }
+    return !*p && !*q;
+}
+
+static const http_route *route_find(http_server *s, const char *method, const char *path,
+                                    const char **params, char *buf, size_t bufn,
+                                    bool *path_known)
+{
+    *path_known = false;
+    for (size_t i = 0; i < s->n_routes; i++) {
+        const char *tmp[HTTP_MAX_PARAMS];
+        if (!match(s->routes[i].pattern, path, tmp, buf, bufn))
+            continue;
+        *path_known = true;
+        if (strcmp(s->routes[i].method, method) != 0)
+            continue;
+        memcpy(params, tmp, sizeof(tmp));
+        return &s->routes[i];
+    }
+    return NULL;
+}
+
+static size_t route_index(http_server *s, const http_route *r)
+{
+    return r ? (size_t)(r - s->routes) : s->n_routes;
+}
+
+static void count(http_server *s, const http_route *r, int status)
+{
+    route_stats *st = &s->stats[route_index(s, r)];
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < HTTP_STATUS_SLOTS; i++) {
+        if (st->status[i] == status || st->status[i] == 0) {
+            st->status[i] = status;
+            st->count[i]++;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void http_metrics_text(http_server *s, cbuf *out)
+{
+    char line[256];
+    const char *h = "# HELP cella_http_requests_total HTTP requests by route and status.\n"
+                    "# TYPE cella_http_requests_total counter\n";
+    cbuf_append(out, h, strlen(h));
+    pthread_mutex_lock(&s->mu);
+    for (size_t r = 0; r <= s->n_routes; r++) {
+        const route_stats *st = &s->stats[r];
+        for (int i = 0; i < HTTP_STATUS_SLOTS && st->status[i]; i++) {
+            const char *name = r < s->n_routes ? (s->routes[r].name ? s->routes[r].name
+                                                                    : s->routes[r].pattern)
+                                               : "unmatched";
+            const char *method = r < s->n_routes ? s->routes[r].method : "";
+            int n = snprintf(line, sizeof(line),
+                             "cella_http_requests_total{method=\"%s\",route=\"%s\",status=\"%d\"} "
+                             "%llu\n",
+                             method, name, st->status[i], (unsigned long long)st->count[i]);
+            if (n > 0)
+                cbuf_append(out, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- auth ------------------------------------------------------------------ */
+
+/* Returns 0 and sets tenant/admin, or -1 with the error to answer. */
+static int authenticate(http_server *s, req *r, core_error *e)
+{
+    if (!s->tokens || s->tokens->n == 0) {
+        r->c.tenant = "default";
+        r->c.admin = true;        /* open mode, on loopback only: one tenant, all routes */
+        return 0;
+    }
+    if (r->route && (r->route->flags & ROUTE_PUBLIC)) {
+        r->c.tenant = "default";
+        return 0;
+    }
+    const char *h = http_header(&r->c, "Authorization");
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+        return core_fail(e, S005, "unauthorized: send Authorization: Bearer <token>");
+    const char *tok = h + 7;
+    while (*tok == ' ')
+        tok++;
+    const cfg_token *t = tokens_find(s->tokens, tok);
+    if (!t)
+        return core_fail(e, S005, "unauthorized: the token is not known");
+    r->c.tenant = t->tenant;
+    r->c.admin = t->admin;
+    if (r->route && (r->route->flags & ROUTE_ADMIN) && !t->admin)
+        return core_fail(e, S006, "forbidden: this route is for admin tokens only");
+    return 0;
+}
+
+/* ---- the request cycle ------------------------------------------------------ */
+
+static void dispatch(http_server *s, req *r)
+{
+    core_error e;
+    bool known;
+    r->route = route_find(s, r->c.method, r->c.path, r->c.params, r->params_buf,
+                          sizeof(r->params_buf), &known);
+    if (authenticate(s, r, &e) < 0) {
+        http_reply_error(&r->c, &e);
+        return;
+    }
+    if (!r->route) {
+        core_fail(&e, S001, known ? "invalid request: method %s is not allowed on %s"
+                                  : "invalid request: no route %s %s",
+                  r->c.method, r->c.path);
+        e.http_status = known ? 405 : 404;
+        http_reply_error(&r->c, &e);
+        return;
+    }
+    if (r->too_large) {
+        core_fail(&e, S001, "invalid request: the body is larger than %llu bytes",
+                  (unsigned long long)s->cfg->max_body_bytes);
+        e.http_status = 413;
+        http_reply_error(&r->c, &e);
+        return;
+    }
+    r->c.body = cbuf_head(&r->body);
+    r->c.body_len = cbuf_avail(&r->body);
+    r->route->handler(&r->c);
+    if (!r->c.replied) {
+        core_fail(&e, S302, "internal error: %s answered nothing", r->c.path);
+        http_reply_error(&r->c, &e);
+    }
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_size, void **req_cls)
+{
+    http_server *s = cls;
+    req *r = *req_cls;
+    if (!r) {
+        r = cella_calloc(1, sizeof(*r));
+        r->start_ns = clock_now_ns();
+        r->c.srv = s;
+        r->c.core = s->core;
+        r->c.cfg = s->cfg;
+        r->c.conn = conn;
+        r->c.method = method;
+        r->c.path = url;
+        r->c.client_fd = -1;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci)
+            r->c.client_fd = ci->connect_fd;
+        cbuf_init(&r->body);
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+        if (cl && strtoull(cl, NULL, 10) > s->cfg->max_body_bytes)
+            r->too_large = true;
+        *req_cls = r;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!r->too_large && cbuf_avail(&r->body) + *upload_size > s->cfg->max_body_bytes)
+            r->too_large = true;
+        if (!r->too_large)
+            cbuf_append(&r->body, upload_data, *upload_size);
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (r->started)
+        return MHD_YES;
+    r->started = true;
+    dispatch(s, r);
+    return r->c.replied ? MHD_YES : MHD_NO;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    http_server *s = cls;
+    req *r = *req_cls;
+    if (!r)
+        return;
+    int status = r->c.replied ? r->c.status : 0;
+    count(s, r->route, status);
+    double ms = (double)(clock_now_ns() - r->start_ns) / 1e6;
+    static const char *const endings[] = {"ok", "error", "timeout", "shutdown", "read_error",
+                                          "client_abort"};
+    log_info("event=request method=%s path=%s route=\"%s\" status=%d tenant=%s ms=%.2f end=%s",
+             r->c.method, r->c.path,
+             r->route ? (r->route->name ? r->route->name : r->route->pattern) : "-", status,
+             r->c.tenant ? r->c.tenant : "-", ms,
+             (unsigned)toe < sizeof(endings) / sizeof(endings[0]) ? endings[toe] : "?");
+    cbuf_free(&r->body);
+    cella_free(r);
+    *req_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+    vsnprintf(line, sizeof(line), fmt, ap);
+    size_t n = strlen(line);
+    while (n && line[n - 1] == '\n')
+        line[--n] = '\0';
+    log_debug("http: %s", line);
+}
+
+static int listen_socket(const char *addr, char *bound, size_t boundn, cella_err *err)
+{
+    char *host = NULL;
+    uint16_t port;
+    if (config_parse_listen(addr, &host, &port, err) < 0)
+        return -1;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICSERV | AI_PASSIVE};
+    struct addrinfo *res = NULL;
+    char portstr[8];
+    snprintf(portstr, sizeof(portstr), "%u", port);
+    int gr = getaddrinfo(host, portstr, &hints, &res);
+    if (gr != 0) {
+        cella_err_set(err, 0, "listen address %s: %s", addr, gai_strerror(gr));
+        cella_free(host);
+        return -1;
+    }
+    int fd = -1;
+    int last_errno = 0;
+    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            last_errno = errno;
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 512) < 0) {
+            last_errno = errno;
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        cella_err_set(err, last_errno, "listen on %s", addr);
+        cella_free(host);
+        return -1;
+    }
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    char ip[INET6_ADDRSTRLEN] = "?";
+    unsigned p = port;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+            inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+            p = ntohs(a->sin_port);
+            snprintf(bound, boundn, "%s:%u", ip, p);
+        } else {
+            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+            inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+            p = ntohs(a->sin6_port);
+            snprintf(bound, boundn, "[%s]:%u", ip, p);
+        }
+    }
+    cella_free(host);
+    return fd;
+}
+
+int http_start(const http_opts *o, http_server **out, cella_err *err)
+{
+    http_server *s = cella_calloc(1, sizeof(*s));
+    s->cfg = o->cfg;
+    s->core = o->core;
+    s->tokens = o->tokens;
+    s->routes = o->routes;
+    while (s->routes[s->n_routes].method && s->n_routes < HTTP_MAX_ROUTES)
+        s->n_routes++;
+    pthread_mutex_init(&s->mu, NULL);
+    int fd = listen_socket(o->cfg->listen, s->bound, sizeof(s->bound), err);
+    if (fd < 0)
+        goto error;
+    s->d = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            MHD_USE_ERROR_LOG,
+        0, NULL, NULL, on_request, s,
+        MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->cfg->max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
+        MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_END);
+    if (!s->d) {
+        close(fd);
+        cella_err_set(err, 0, "start the HTTP server on %s", o->cfg->listen);
+        goto error;
+    }
+    *out = s;
+    return 0;
+error:
+    pthread_mutex_destroy(&s->mu);
+    cella_free(s);
+    return -1;
+}
+
+const char *http_bound_addr(const http_server *s)
+{
+    return s->bound;
+}
+
+void http_stop(http_server *s)
+{
+    if (!s)
+        return;
+    MHD_stop_daemon(s->d);
+    pthread_mutex_destroy(&s->mu);
+    cella_free(s);
+}

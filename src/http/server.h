@@ -1,0 +1,95 @@
+/* The HTTP front: libmicrohttpd with a thread per connection, so a long
+ * exec holds only its own connection's thread. Routing, bearer-token auth,
+ * bounded request bodies, one logfmt line per request, and the counters
+ * /metrics reports. Dialects (api/) register routes; each route renders
+ * its errors in its own dialect. */
+#ifndef CELLA_HTTP_SERVER_H
+#define CELLA_HTTP_SERVER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/config.h"
+#include "core/core.h"
+#include "util/buf.h"
+
+typedef struct http_server http_server;
+typedef struct http_ctx http_ctx;
+
+#define HTTP_MAX_PARAMS 4
+
+/* What a handler sees of its request. */
+struct http_ctx {
+    http_server *srv;
+    core *core;
+    const cella_config *cfg;
+    struct MHD_Connection *conn;
+    const char *method;
+    const char *path;
+    const char *params[HTTP_MAX_PARAMS];   /* the {segments} of the route, in order */
+    const uint8_t *body;
+    size_t body_len;
+    const char *tenant;           /* from the token; "default" when open */
+    bool admin;
+    int client_fd;                /* the connection's socket, to notice a hang-up */
+    /* set by the reply */
+    int status;
+    bool replied;
+};
+
+enum {
+    ROUTE_PUBLIC = 1 << 0,        /* no token needed (health probes) */
+    ROUTE_ADMIN = 1 << 1,         /* an admin token needed */
+};
+
+typedef void (*http_handler)(http_ctx *c);
+/* Renders an error in the route's dialect: the body, and the status to use. */
+typedef json_t *(*http_error_fn)(const core_error *e, int *status);
+
+typedef struct http_route {
+    const char *method;           /* "GET", "POST", "PUT", "DELETE" */
+    const char *pattern;          /* "/v1/sandboxes/{id}/exec": {x} is one segment */
+    const char *name;             /* for logs and metrics (the pattern if NULL) */
+    unsigned flags;
+    http_handler handler;
+    http_error_fn error_fn;       /* NULL: the native error shape */
+} http_route;
+
+typedef struct http_opts {
+    const cella_config *cfg;
+    core *core;
+    const cfg_tokens *tokens;     /* NULL or empty: open (tenant "default") */
+    const http_route *routes;     /* terminated by a route with a NULL method */
+} http_opts;
+
+int http_start(const http_opts *o, http_server **out, cella_err *err);
+/* The address actually bound ("127.0.0.1:7878"). */
+const char *http_bound_addr(const http_server *s);
+/* Stops accepting; returns when every connection is closed. */
+void http_stop(http_server *s);
+
+/* Replies (each handler replies exactly once). json is stolen. */
+void http_reply_json(http_ctx *c, int status, json_t *json);
+void http_reply_error(http_ctx *c, const core_error *e);
+void http_reply_text(http_ctx *c, int status, const char *content_type, char *text, size_t len);
+/* A streamed reply: the reader is called from the connection's own thread
+ * and may block; it returns bytes written to buf, 0 never, -1 at the end,
+ * -2 to abort. free_fn runs once, whatever happened. */
+typedef ssize_t (*http_stream_fn)(void *arg, char *buf, size_t max);
+void http_reply_stream(http_ctx *c, int status, const char *content_type, http_stream_fn fn,
+                       void (*free_fn)(void *arg), void *arg);
+/* A request header, or NULL. */
+const char *http_header(http_ctx *c, const char *name);
+/* A query argument, or NULL. */
+const char *http_query(http_ctx *c, const char *name);
+
+/* The native error shape: {"error": {type, code, message, docs_url, retryable, fix, fix_note}}. */
+json_t *http_native_error(const core_error *e, int *status);
+json_t *http_error_object(const core_error *e);
+
+/* Per-route request counts for /metrics, appended as Prometheus text. */
+void http_metrics_text(http_server *s, cbuf *out);
+
+#endif
