@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/box_cmd.h"
+#include "cli/client.h"
 #include "cli/serve.h"
 
 static const char usage[] =
@@ -12,9 +13,15 @@ static const char usage[] =
     "\n"
     "cella runs untrusted code in Linux sandboxes: namespaces, seccomp, cgroups.\n"
     "\n"
-    "Commands:\n"
+    "Commands (each has --help):\n"
     "  box        run one command in a fresh sandbox (see 'cella box --help')\n"
     "  serve      the sandbox daemon and its HTTP API (see 'cella serve --help')\n"
+    "  run        run a command in a fresh sandbox of the daemon's, then stop it\n"
+    "  create     create a sandbox; prints its id\n"
+    "  exec       run a command in a sandbox\n"
+    "  ls         list sandboxes\n"
+    "  stop       stop sandboxes\n"
+    "  catalog    list the images sandboxes can be made from\n"
     "  version    print the version\n"
     "  help       show this help\n";
 
@@ -37,6 +44,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "serve"))
         return cli_serve_main(argc - 2, argv + 2);
+    if (cli_client_is_command(cmd))
+        return cli_client_main(cmd, argc - 2, argv + 2);
     fprintf(stderr, "cella: unknown command '%s'\n\n%s", cmd, usage);
     return 2;
 }
