@@ -420,6 +420,8 @@ static void *teardown_thread(void *arg)
  * and tears it down, now or in the background. */
 static void stop_removed(core *c, sandbox *s, bool wait, const char *why)
 {
+    /* Logged first: after the hand-off below, s may be gone. */
+    log_info("event=sandbox_stopped sandbox=%s reason=%s", s->id.str, why);
     if (!wait) {
         pthread_mutex_lock(&c->mu);
         c->teardowns++;
@@ -432,15 +434,13 @@ static void stop_removed(core *c, sandbox *s, bool wait, const char *why)
         int rc = pthread_create(&th, &at, teardown_thread, s);
         pthread_attr_destroy(&at);
         if (rc == 0)
-            goto logged;
+            return;
         pthread_mutex_lock(&c->mu);
         c->teardowns--;
         pthread_mutex_unlock(&c->mu);
     }
     teardown(c, s);
     sandbox_unref(s);
-logged:
-    log_info("event=sandbox_stopped sandbox=%s reason=%s", s->id.str, why);
 }
 
 int core_stop(core *c, const char *tenant, const char *id, bool wait, core_error *e)
@@ -460,10 +460,7 @@ int core_stop(core *c, const char *tenant, const char *id, bool wait, core_error
     pthread_mutex_unlock(&c->mu);
     if (!s)
         return core_fail(e, S002, "sandbox not found: %s", id);
-    char sid[40];
-    snprintf(sid, sizeof(sid), "%s", s->id.str);
     stop_removed(c, s, wait, "stop");
-    (void)sid;
     return 0;
 }
 
