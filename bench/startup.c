@@ -22,9 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #define BEGIN_MARK "<!-- bench:startup:begin -->"
 #define END_MARK "<!-- bench:startup:end -->"
-#define MAX_ARGS 160
 
 extern char **environ;
 
@@ -35,102 +36,6 @@ typedef struct variant {
     long *rss_kb;
 } variant;
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int cmp_long(const void *a, const void *b)
-{
-    long x = *(const long *)a, y = *(const long *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Runs argv once with stdio on /dev/null; returns wall ms, or -1 on failure. */
-static double run_once(char *const argv[], long *rss_kb)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    for (int fd = 0; fd < 3; fd++)
-        posix_spawn_file_actions_addopen(&fa, fd, "/dev/null", fd ? O_WRONLY : O_RDONLY, 0);
-    double t0 = now_ms();
-    pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        return -1;
-    int status;
-    struct rusage ru;
-    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
-        ;
-    double t = now_ms() - t0;
-    *rss_kb = ru.ru_maxrss;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? t : -1;
-}
-
-static void push(char **argv, int *n, const char *s)
-{
-    if (*n < MAX_ARGS - 1)
-        argv[(*n)++] = (char *)s;
-    argv[*n] = NULL;
-}
-
-/* bubblewrap with what cella's `host` image gives: /usr and its links
- * read-only, the same /etc files, fresh /proc, /dev and /tmp, a workspace,
- * every namespace, uid 1000, a clean environment. */
-static void bwrap_argv(char **argv, const char *bwrap, const char *ws, char *const cmd[])
-{
-    static const char *links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
-    static const char *etc[] = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-                                "/etc/alternatives", "/etc/ssl", "/etc/localtime",
-                                "/etc/passwd", "/etc/group", "/etc/nsswitch.conf"};
-    static char targets[6][256];
-    int n = 0;
-    push(argv, &n, bwrap);
-    const char *fixed[] = {"--unshare-all", "--die-with-parent", "--new-session", "--uid", "1000",
-                           "--gid", "1000", "--ro-bind", "/usr", "/usr", "--proc", "/proc",
-                           "--dev", "/dev", "--tmpfs", "/tmp", "--bind", ws, "/workspace",
-                           "--chdir", "/workspace", "--clearenv", "--setenv", "PATH",
-                           "/usr/bin:/bin", "--setenv", "HOME", "/workspace",
-                           "--cap-drop", "ALL"};
-    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-        push(argv, &n, fixed[i]);
-    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
-        struct stat st;
-        if (lstat(links[i], &st) < 0)
-            continue;
-        if (S_ISLNK(st.st_mode)) {
-            ssize_t l = readlink(links[i], targets[i], sizeof(targets[i]) - 1);
-            if (l <= 0)
-                continue;
-            targets[i][l] = '\0';
-            push(argv, &n, "--symlink");
-            push(argv, &n, targets[i]);
-        } else {
-            push(argv, &n, "--ro-bind");
-            push(argv, &n, links[i]);
-        }
-        push(argv, &n, links[i]);
-    }
-    for (size_t i = 0; i < sizeof(etc) / sizeof(etc[0]); i++) {
-        if (access(etc[i], F_OK) < 0)
-            continue;
-        push(argv, &n, "--ro-bind");
-        push(argv, &n, etc[i]);
-        push(argv, &n, etc[i]);
-    }
-    for (int i = 0; cmd[i]; i++)
-        push(argv, &n, cmd[i]);
-}
-
 static void fill(variant *v, const char *name, char *const prefix[], char *const cmd[])
 {
     int n = 0;
@@ -139,47 +44,6 @@ static void fill(variant *v, const char *name, char *const prefix[], char *const
         push(v->argv, &n, prefix[i]);
     for (int i = 0; cmd[i]; i++)
         push(v->argv, &n, cmd[i]);
-}
-
-static double pct(double *sorted, int n, double p)
-{
-    int i = (int)(p * (n - 1) + 0.5);
-    return sorted[i];
-}
-
-static int write_block(const char *path, const char *block)
-{
-    FILE *f = fopen(path, "r");
-    char *old = NULL;
-    size_t len = 0;
-    if (f) {
-        fseek(f, 0, SEEK_END);
-        len = (size_t)ftell(f);
-        fseek(f, 0, SEEK_SET);
-        old = malloc(len + 1);
-        len = fread(old, 1, len, f);
-        old[len] = '\0';
-        fclose(f);
-    }
-    char *b = old ? strstr(old, BEGIN_MARK) : NULL;
-    char *e = b ? strstr(b, END_MARK) : NULL;
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    FILE *o = fopen(tmp, "w");
-    if (!o)
-        return -1;
-    if (b && e) {
-        fwrite(old, 1, (size_t)(b - old), o);
-        fprintf(o, "%s\n%s%s", BEGIN_MARK, block, e);
-    } else {
-        if (old)
-            fputs(old, o);
-        fprintf(o, "\n%s\n%s%s\n", BEGIN_MARK, block, END_MARK);
-    }
-    free(old);
-    if (fclose(o) != 0)
-        return -1;
-    return rename(tmp, path);
 }
 
 int main(int argc, char **argv)
@@ -293,7 +157,7 @@ int main(int argc, char **argv)
                                 "\n(bubblewrap not found: no comparison)\n");
     }
     fputs(block, stdout);
-    if (out && write_block(out, block) < 0) {
+    if (out && write_block(out, BEGIN_MARK, END_MARK, block) < 0) {
         perror(out);
         return 1;
     }

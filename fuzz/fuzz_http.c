@@ -1,0 +1,196 @@
+/* libFuzzer target: bytes that come over HTTP.
+ *  - Request bodies (src/api/jsonin.c): jin_parse, then the typed getters on
+ *    a few keys. Checked: env results are all "NAME=VALUE" with a valid name,
+ *    the CPU count is in range.
+ *  - The client's response parser and SSE splitter (src/cli/httpc.c): the
+ *    input after the first byte is fed in two pieces, cut where the first
+ *    byte says. Checked: the outcome (return codes, status, content type,
+ *    body, the events delivered) is the same as when it is fed in one piece. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/jsonin.h"
+#include "cli/httpc.h"
+#include "core/errors.h"
+#include "util/alloc.h"
+#include "util/parse.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
+
+/* ---- request bodies -------------------------------------------------------- */
+
+static void check_env(char **v)
+{
+    for (size_t i = 0; v[i]; i++) {
+        const char *eq = strchr(v[i], '=');
+        if (!eq || !env_name_valid(v[i], (size_t)(eq - v[i])))
+            abort();
+    }
+}
+
+static void fuzz_json(const uint8_t *d, size_t n)
+{
+    static const char *const keys[] = { "a", "b", "cmd", "env", "image", "stdin", "cpus", "x" };
+    static const char *const allowed[] = { "a", "b", "cmd", "env", "image", NULL };
+    core_error e;
+    json_t *o = NULL;
+    if (jin_parse(d, n, &o, &e) < 0)
+        return;
+    if (!json_is_object(o))
+        abort();
+    jin_known(o, allowed, &e);
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        const char *k = keys[i];
+        const char *s = NULL;
+        bool b = false;
+        uint64_t u = 0;
+        uint32_t milli = 0;
+        char **v = NULL;
+        if (jin_str(o, k, &s, &e) > 0 && !s)
+            abort();
+        jin_bool(o, k, &b, &e);
+        jin_u64(o, k, 1, 1000000, &u, &e);
+        if (jin_cpus(o, k, &milli, &e) > 0 && (milli < 10 || milli > 256000))
+            abort();
+        if (jin_strv(o, k, &v, &e) > 0)
+            cella_strv_free(v);
+        v = NULL;
+        if (jin_env(o, k, &v, &e) > 0) {
+            check_env(v);
+            cella_strv_free(v);
+        }
+        cbuf out;
+        cbuf_init(&out);
+        bool present = false;
+        if (jin_base64(o, k, &out, &present, &e) > 0 && !present)
+            abort();
+        cbuf_free(&out);
+    }
+    json_decref(o);
+}
+
+/* ---- responses and events -------------------------------------------------- */
+
+/* Every event delivered, as "name\0len:data" records; "stop" and "fail"
+ * events exercise the callback's stop and abort returns. */
+static int on_event(void *arg, const char *event, const char *data, size_t len, cella_err *err)
+{
+    cbuf *log = arg;
+    if (strlen(data) > len)
+        abort();
+    cbuf_append(log, event, strlen(event) + 1);
+    cbuf_append(log, &len, sizeof(len));
+    cbuf_append(log, data, len);
+    if (!strcmp(event, "stop"))
+        return 1;
+    if (!strcmp(event, "fail"))
+        return cella_err_set(err, 0, "fail");
+    return 0;
+}
+
+typedef struct outcome {
+    int rc;
+    int eof_rc;
+    int status;
+    bool streamed;
+    char *content_type;
+    cbuf body;
+    cbuf events;
+} outcome;
+
+static void outcome_free(outcome *o)
+{
+    cella_free(o->content_type);
+    cbuf_free(&o->body);
+    cbuf_free(&o->events);
+}
+
+static bool cbuf_same(const cbuf *a, const cbuf *b)
+{
+    return cbuf_avail(a) == cbuf_avail(b) &&
+           (cbuf_avail(a) == 0 || memcmp(cbuf_head(a), cbuf_head(b), cbuf_avail(a)) == 0);
+}
+
+static void same_or_abort(const outcome *a, const outcome *b)
+{
+    if (a->rc != b->rc || a->eof_rc != b->eof_rc || a->status != b->status ||
+        a->streamed != b->streamed || !!a->content_type != !!b->content_type ||
+        (a->content_type && strcmp(a->content_type, b->content_type) != 0) ||
+        !cbuf_same(&a->body, &b->body) || !cbuf_same(&a->events, &b->events))
+        abort();
+}
+
+static void run_parser(const uint8_t *d, size_t n, size_t cut, outcome *o)
+{
+    memset(o, 0, sizeof(*o));
+    cbuf_init(&o->body);
+    cbuf_init(&o->events);
+    httpc_response res;
+    httpc_response_init(&res);
+    httpc_sse sse;
+    httpc_sse_init(&sse, on_event, &o->events);
+    httpc_parser p;
+    httpc_parser_init(&p, &res, &sse);
+    cella_err e;
+    int rc = httpc_parser_feed(&p, d, cut, &e);
+    if (rc == 0)
+        rc = httpc_parser_feed(&p, d + cut, n - cut, &e);
+    o->rc = rc;
+    o->eof_rc = rc == 0 ? httpc_parser_eof(&p, &e) : 2;
+    o->status = res.status;
+    o->streamed = res.streamed;
+    o->content_type = res.content_type ? cella_strdup(res.content_type) : NULL;
+    const char *body = httpc_body_str(&res);
+    if (body[cbuf_avail(&res.body)] != '\0')
+        abort();
+    cbuf_append(&o->body, cbuf_head(&res.body), cbuf_avail(&res.body));
+    httpc_parser_free(&p);
+    httpc_sse_free(&sse);
+    httpc_response_free(&res);
+}
+
+static void run_sse(const uint8_t *d, size_t n, size_t cut, outcome *o)
+{
+    memset(o, 0, sizeof(*o));
+    cbuf_init(&o->body);
+    cbuf_init(&o->events);
+    httpc_sse sse;
+    httpc_sse_init(&sse, on_event, &o->events);
+    cella_err e;
+    int rc = httpc_sse_feed(&sse, d, cut, &e);
+    if (rc == 0)
+        rc = httpc_sse_feed(&sse, d + cut, n - cut, &e);
+    o->rc = rc;
+    httpc_sse_free(&sse);
+}
+
+static void fuzz_httpc(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return;
+    const uint8_t *d = data + 1;
+    size_t n = size - 1;
+    /* Small inputs: any cut; larger ones: a cut spread over the whole. */
+    size_t cut = n < 256 ? data[0] % (n + 1) : n * data[0] / 255;
+
+    outcome two, one;
+    run_parser(d, n, cut, &two);
+    run_parser(d, n, n, &one);
+    same_or_abort(&two, &one);
+    outcome_free(&two);
+    outcome_free(&one);
+
+    run_sse(d, n, cut, &two);
+    run_sse(d, n, n, &one);
+    same_or_abort(&two, &one);
+    outcome_free(&two);
+    outcome_free(&one);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
+{
+    fuzz_json(d, n);
+    fuzz_httpc(d, n);
+    return 0;
+}
