@@ -17,6 +17,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
 
+/* cbuf_head of a buffer never written to is NULL + 0, which UBSan reports. */
+static const uint8_t *head(const cbuf *b)
+{
+    return b->data ? cbuf_head(b) : (const uint8_t *)"";
+}
+
 /* Appends w as one single-quoted shell word: ' becomes '\''. */
 static void quote_word(cbuf *b, const char *w)
 {
@@ -78,13 +84,13 @@ static void check_base64(const uint8_t *d, size_t n)
     if (base64_decode(&out, (const char *)d, n, &e) == 0) {
         cbuf enc;
         cbuf_init(&enc);
-        base64_encode(&enc, cbuf_head(&out), cbuf_avail(&out));
+        base64_encode(&enc, head(&out), cbuf_avail(&out));
         size_t in_len = n, enc_len = cbuf_avail(&enc);
         while (in_len > 0 && d[in_len - 1] == '=')
             in_len--;
-        while (enc_len > 0 && cbuf_head(&enc)[enc_len - 1] == '=')
+        while (enc_len > 0 && head(&enc)[enc_len - 1] == '=')
             enc_len--;
-        if (in_len != enc_len || (in_len && memcmp(d, cbuf_head(&enc), in_len) != 0))
+        if (in_len != enc_len || (in_len && memcmp(d, head(&enc), in_len) != 0))
             abort();
         cbuf_free(&enc);
     }
@@ -95,8 +101,8 @@ static void check_base64(const uint8_t *d, size_t n)
     cbuf_init(&enc);
     cbuf_init(&dec);
     base64_encode(&enc, d, n);
-    if (base64_decode(&dec, (const char *)cbuf_head(&enc), cbuf_avail(&enc), &e) != 0 ||
-        cbuf_avail(&dec) != n || (n && memcmp(cbuf_head(&dec), d, n) != 0))
+    if (base64_decode(&dec, (const char *)head(&enc), cbuf_avail(&enc), &e) != 0 ||
+        cbuf_avail(&dec) != n || (n && memcmp(head(&dec), d, n) != 0))
         abort();
     cbuf_free(&enc);
     cbuf_free(&dec);
@@ -107,10 +113,10 @@ static void check_utf8(const uint8_t *d, size_t n)
     cbuf out;
     cbuf_init(&out);
     utf8_lossy(&out, d, n);
-    if (!utf8_valid(cbuf_head(&out), cbuf_avail(&out)))
+    if (!utf8_valid(head(&out), cbuf_avail(&out)))
         abort();
     bool valid = utf8_valid(d, n);
-    if (valid && (cbuf_avail(&out) != n || (n && memcmp(cbuf_head(&out), d, n) != 0)))
+    if (valid && (cbuf_avail(&out) != n || (n && memcmp(head(&out), d, n) != 0)))
         abort();
     cbuf_free(&out);
 

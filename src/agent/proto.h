@@ -98,6 +98,10 @@ enum {
     OPF_NOEXEC = 1 << 2,
     OPF_DEVICES = 1 << 3,     /* allow device nodes (only /dev's binds) */
     OPF_SRC_IN_ROOT = 1 << 4, /* OP_BIND: src is a path inside the new root */
+    /* OP_BIND: src is relative to the directory descriptor fd_index (an
+     * image's root): reached through the descriptor, never by a host path
+     * that the new root (mounted on /tmp) or anything else could shadow. */
+    OPF_SRC_AT = 1 << 5,
 };
 
 typedef struct proto_op {

@@ -2,6 +2,7 @@
  * namespace, runs the parent's list of setup operations against a new tmpfs
  * root, pivots into it, and then gives up everything it will not need. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
@@ -112,10 +113,17 @@ static unsigned long op_mount_flags(uint32_t f)
     return fl;
 }
 
-static int op_bind(const proto_op *op, const char *dest, cella_err *err)
+static int op_bind(const proto_op *op, const char *dest, const int *fds, size_t nfds,
+                   cella_err *err)
 {
     char src[PATH_MAX];
-    if (op->flags & OPF_SRC_IN_ROOT) {
+    if (op->flags & OPF_SRC_AT) {
+        /* Relative, and no ".." anywhere: it cannot climb out of the image. */
+        if (op->fd_index < 0 || (size_t)op->fd_index >= nfds || op->src[0] == '/' ||
+            strstr(op->src, ".."))
+            return cella_err_set(err, 0, "setup: bad image path %s", op->src);
+        snprintf(src, sizeof(src), "/proc/self/fd/%d/%s", fds[op->fd_index], op->src);
+    } else if (op->flags & OPF_SRC_IN_ROOT) {
         if (root_path(src, sizeof(src), op->src, err) < 0)
             return -1;
     } else {
@@ -162,10 +170,14 @@ static int op_fd(const proto_op *op, const char *dest, const int *fds, size_t nf
  * no later mount can shadow. */
 static int localize_bind_fds(const proto_setup *s, int *fds, size_t nfds, cella_err *err)
 {
+    bool done[16] = {false};
     for (uint32_t i = 0; i < s->n_ops; i++) {
         const proto_op *op = &s->ops[i];
-        if (op->kind != OP_BIND_FD || op->fd_index < 0 || (size_t)op->fd_index >= nfds)
+        bool by_fd = op->kind == OP_BIND_FD || (op->kind == OP_BIND && (op->flags & OPF_SRC_AT));
+        if (!by_fd || op->fd_index < 0 || (size_t)op->fd_index >= nfds ||
+            (size_t)op->fd_index >= sizeof(done) || done[op->fd_index])
             continue;
+        done[op->fd_index] = true;
         int fd = fds[op->fd_index];
         char link[64], path[PATH_MAX];
         snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -180,7 +192,10 @@ static int localize_bind_fds(const proto_setup *s, int *fds, size_t nfds, cella_
             int e = here < 0 ? errno : 0;
             if (here >= 0)
                 close(here);
-            return cella_err_set(err, e, "%s: %s moved or is unreachable", op->dest, path);
+            return cella_err_set(err, e,
+                                 "%s: %s moved, or is unreachable for the sandbox (it and its "
+                                 "parents must be searchable by others, as /usr is)",
+                                 op->dest, path);
         }
         close(fd);
         fds[op->fd_index] = here;
@@ -231,7 +246,7 @@ static int run_op(const proto_op *op, const int *fds, size_t nfds, cella_err *er
             return cella_err_set(err, errno, "symlink %s", op->dest);
         return 0;
     case OP_BIND:
-        return op_bind(op, dest, err);
+        return op_bind(op, dest, fds, nfds, err);
     case OP_BIND_FD:
     case OP_ATTACH_FD:
         return op_fd(op, dest, fds, nfds, err);

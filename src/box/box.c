@@ -180,14 +180,30 @@ static int send_setup(box *b, const box_spec *spec, int ws_fd, uint32_t ws_kind,
 {
     box_runtime *rt = b->rt;
     opv ops = {0};
+    /* A custom image's root goes along as a descriptor: its entries are
+     * bound through it. */
+    _cleanup_close_ int root_fd = -1;
+    if (spec->rootfs) {
+        root_fd = open(spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+            return cella_err_set(err, errno, "image root %s", spec->rootfs);
+    }
     image_params ip = {
         .hostname = cella_id_short(&b->id),
         .tmp_bytes = spec->tmp_bytes,
         .shm_bytes = spec->shm_bytes,
         .workspace_kind = ws_kind,
         .workspace_fd = 0,
+        .rootfs_fd = 1,
     };
-    host_image_ops(&rt->host_img, &ip, &ops);
+    if (spec->rootfs) {
+        if (rootfs_image_ops(spec->rootfs, &ip, &ops, err) < 0) {
+            opv_free(&ops);
+            return -1;
+        }
+    } else {
+        host_image_ops(&rt->host_img, &ip, &ops);
+    }
     proto_setup s = {
         .version = PROTO_VERSION,
         .flags = rt->root_mode ? SETUP_ROOT_MAPPED : 0,
@@ -211,7 +227,7 @@ static int send_setup(box *b, const box_spec *spec, int ws_fd, uint32_t ws_kind,
     /* The workspace descriptor rides along with the frame's first bytes. */
     union {
         struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(2 * sizeof(int))];
     } ctl;
     memset(&ctl, 0, sizeof(ctl));
     struct iovec iov = {.iov_base = (void *)cbuf_head(&frame), .iov_len = cbuf_avail(&frame)};
@@ -220,8 +236,11 @@ static int send_setup(box *b, const box_spec *spec, int ws_fd, uint32_t ws_kind,
     struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &ws_fd, sizeof(int));
+    int fds[2] = {ws_fd, root_fd};
+    int nfds = root_fd >= 0 ? 2 : 1;
+    msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+    cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+    memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
     ssize_t w;
     do
         w = sendmsg(b->sock, &msg, MSG_NOSIGNAL);
@@ -281,7 +300,7 @@ static int wait_ready(box *b, cella_err *err)
 
 int box_create(box_runtime *rt, const box_spec *spec, box **out, cella_err *err)
 {
-    if (spec->image && strcmp(spec->image, "host") != 0)
+    if (!spec->rootfs && spec->image && strcmp(spec->image, "host") != 0)
         return cella_err_set(err, 0, "unknown image '%s' (available: host)", spec->image);
     if (spec->workspace_dirfd < 0)
         return cella_err_set(err, 0, "a sandbox needs a workspace directory");

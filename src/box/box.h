@@ -30,7 +30,8 @@
 #define BOX_SETUP_TIMEOUT_MS 10000
 
 typedef struct box_spec {
-    const char *image;           /* "host": the only image so far */
+    const char *image;           /* "host", or NULL with rootfs set */
+    const char *rootfs;          /* a custom image: its root directory (absolute) */
     cg_limits limits;
     uint64_t tmp_bytes;          /* size of /tmp */
     uint64_t shm_bytes;          /* size of /dev/shm */

@@ -1,6 +1,7 @@
 #include "box/image_host.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -153,15 +154,126 @@ static void proc_tree(opv *o)
         opv_simple(o, OP_MASK, masked[i], OPF_OPTIONAL);
 }
 
-void host_image_ops(const host_image *img, const image_params *p, opv *out)
+/* The parts every image shares: identity files, /dev, /proc, /tmp, /var
+ * (unless the image has its own) and the workspace. */
+static void common_tail(opv *out, const image_params *p, bool own_var)
 {
-    opv_extend(out, img->fixed.v, img->fixed.n);
     identity_files(out, p->hostname);
     dev_tree(out, p->shm_bytes);
     proc_tree(out);
     opv_tmpfs(out, "/tmp", p->tmp_bytes, 01777, 0);
-    opv_dir(out, "/var", 0755);
-    opv_symlink(out, "../tmp", "/var/tmp");
+    if (!own_var) {
+        opv_dir(out, "/var", 0755);
+        opv_symlink(out, "../tmp", "/var/tmp");
+    }
     opv_fd(out, p->workspace_kind, p->workspace_fd, "/workspace", 0);
     opv_simple(out, OP_REMOUNT_RO, "/dev", 0);
+}
+
+void host_image_ops(const host_image *img, const image_params *p, opv *out)
+{
+    opv_extend(out, img->fixed.v, img->fixed.n);
+    common_tail(out, p, false);
+}
+
+/* Top-level names an image's root never provides: the sandbox makes its own
+ * (or, for sys, has none: kernel knobs stay out of reach). */
+static bool reserved_top(const char *name)
+{
+    static const char *const skip[] = {".", "..", "dev", "proc", "sys", "tmp", "workspace",
+                                       "run", "etc", "mnt", "media", "lost+found"};
+    for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+        if (!strcmp(name, skip[i]))
+            return true;
+    return false;
+}
+
+/* Files of /etc the sandbox generates for itself. */
+static bool generated_etc(const char *name)
+{
+    static const char *const gen[] = {".", "..", "passwd", "group", "hosts", "hostname",
+                                      "nsswitch.conf", "shadow", "gshadow"};
+    for (size_t i = 0; i < sizeof(gen) / sizeof(gen[0]); i++)
+        if (!strcmp(name, gen[i]))
+            return true;
+    return false;
+}
+
+/* Mirrors one entry of an image: a symlink as the same symlink, a file or
+ * directory as a read-only bind through the image's descriptor. */
+static void mirror_at(opv *o, const char *host_path, const char *rel, const char *dest,
+                      int32_t fd_index)
+{
+    struct stat st;
+    if (lstat(host_path, &st) < 0)
+        return;
+    if (S_ISLNK(st.st_mode)) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(host_path, target, sizeof(target) - 1);
+        if (n <= 0)
+            return;
+        target[n] = '\0';
+        opv_symlink(o, target, dest);
+    } else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
+        opv_bind(o, rel, dest, OPF_RDONLY | OPF_OPTIONAL | OPF_SRC_AT);
+        o->v[o->n - 1].fd_index = fd_index;
+    }
+}
+
+/* Mirrors every entry of rootfs/sub at dest, sorted, so the op list is the
+ * same from one start to the next. */
+static void mirror_dir(opv *o, const char *rootfs, const char *sub, const char *dest,
+                       int32_t fd_index, bool (*skip)(const char *))
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s%s%s", rootfs, sub[0] ? "/" : "", sub);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (skip(de->d_name))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 32;
+            names = cella_realloc(names, cap * sizeof(char *));
+        }
+        names[n++] = cella_strdup(de->d_name);
+    }
+    closedir(d);
+    if (n)
+        qsort(names, n, sizeof(names[0]), name_cmp);
+    for (size_t i = 0; i < n; i++) {
+        char src[PATH_MAX], rel[PATH_MAX], dst[PATH_MAX];
+        int a = snprintf(src, sizeof(src), "%s/%s", dir, names[i]);
+        int b = snprintf(rel, sizeof(rel), "%s%s%s", sub, sub[0] ? "/" : "", names[i]);
+        int c = snprintf(dst, sizeof(dst), "%s/%s", dest, names[i]);
+        /* A name too long for a path is left out rather than cut short. */
+        if (a > 0 && (size_t)a < sizeof(src) && b > 0 && (size_t)b < sizeof(rel) && c > 0 &&
+            (size_t)c < sizeof(dst))
+            mirror_at(o, src, rel, dst, fd_index);
+        cella_free(names[i]);
+    }
+    cella_free(names);
+}
+
+int rootfs_image_ops(const char *rootfs, const image_params *p, opv *out, cella_err *err)
+{
+    struct stat st;
+    if (rootfs[0] != '/' || stat(rootfs, &st) < 0 || !S_ISDIR(st.st_mode))
+        return cella_err_set(err, 0, "image root %s is not a directory", rootfs);
+    mirror_dir(out, rootfs, "", "", p->rootfs_fd, reserved_top);
+    opv_dir(out, "/etc", 0755);
+    char etc[PATH_MAX];
+    snprintf(etc, sizeof(etc), "%s/etc", rootfs);
+    /* Only a real directory: an /etc that is a link (to the host's, say)
+     * would hand its files to the sandbox. */
+    if (lstat(etc, &st) == 0 && S_ISDIR(st.st_mode))
+        mirror_dir(out, rootfs, "etc", "/etc", p->rootfs_fd, generated_etc);
+    char var[PATH_MAX];
+    snprintf(var, sizeof(var), "%s/var", rootfs);
+    common_tail(out, p, lstat(var, &st) == 0);
+    return 0;
 }

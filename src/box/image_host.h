@@ -19,11 +19,20 @@ typedef struct image_params {
     uint64_t shm_bytes;      /* /dev/shm */
     uint32_t workspace_kind; /* OP_ATTACH_FD or OP_BIND_FD */
     int32_t workspace_fd;    /* index among the descriptors sent with SETUP */
+    int32_t rootfs_fd;       /* custom images: index of the root directory's descriptor */
 } image_params;
 
 int host_image_load(host_image *img, cella_err *err);
 void host_image_free(host_image *img);
 /* The whole op list for one sandbox. */
 void host_image_ops(const host_image *img, const image_params *p, opv *out);
+
+/* An image from a root directory (a custom image): each top-level entry of
+ * rootfs read-only (symlinks as symlinks), its /etc read-only but for the
+ * generated identity files, and the same /proc, /dev, /tmp and /workspace as
+ * the host image. Binds name their sources relative to the descriptor
+ * p->rootfs_fd (opened by the caller on rootfs). Fails when rootfs is not an
+ * absolute path to a directory. */
+int rootfs_image_ops(const char *rootfs, const image_params *p, opv *out, cella_err *err);
 
 #endif

@@ -80,8 +80,10 @@ struct core {
 int64_t core_wall_ms(void);
 /* A new sandbox's box with its workspace, under a new id (id NULL) or a
  * restarted one's. */
-int core_start_box(core *c, const cella_id *id, const cg_limits *lim, bool fresh_workspace,
-                   box **b, int *ws_fd, cella_err *err);
+int core_start_box(core *c, const cella_id *id, const char *rootfs, const cg_limits *lim,
+                   bool fresh_workspace, box **b, int *ws_fd, cella_err *err);
+/* The root directory of a custom image, or NULL for a preset (the host image). */
+const char *core_image_rootfs(core *c, const char *image);
 void core_limits(const core *c, uint32_t cpus_milli, uint64_t memory_mb, cg_limits *lim);
 /* Kills a box and removes its workspace (pool leftovers, failed starts). */
 void core_discard_box(core *c, box *b, int ws_fd);

@@ -40,7 +40,7 @@ static void *pool_main(void *arg)
         box *b;
         int ws_fd;
         cella_err err;
-        int rc = core_start_box(c, NULL, &lim, true, &b, &ws_fd, &err);
+        int rc = core_start_box(c, NULL, NULL, &lim, true, &b, &ws_fd, &err);
         pthread_mutex_lock(&c->mu);
         if (rc < 0) {
             log_warn("warm pool: %s", err.msg);

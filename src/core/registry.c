@@ -33,8 +33,14 @@ void core_limits(const core *c, uint32_t cpus_milli, uint64_t memory_mb, cg_limi
     lim->pids_max = c->cfg->pids_max;
 }
 
-int core_start_box(core *c, const cella_id *want, const cg_limits *lim, bool fresh_workspace,
-                   box **out, int *ws_fd, cella_err *err)
+const char *core_image_rootfs(core *c, const char *image)
+{
+    const core_image *im = catalog_find(c, image);
+    return im && !strcmp(im->kind, "custom") ? im->ref : NULL;
+}
+
+int core_start_box(core *c, const cella_id *want, const char *rootfs, const cg_limits *lim,
+                   bool fresh_workspace, box **out, int *ws_fd, cella_err *err)
 {
     cella_id id;
     if (want)
@@ -54,6 +60,7 @@ int core_start_box(core *c, const cella_id *want, const cg_limits *lim, bool fre
     box_spec spec;
     box_spec_init(&spec);
     spec.limits = *lim;
+    spec.rootfs = rootfs;
     spec.workspace_dirfd = fd;
     spec.id = &id;
     if (box_create(c->rt, &spec, out, err) < 0) {
@@ -268,16 +275,15 @@ int core_create(core *c, const char *tenant, const core_create_req *r, sandbox *
         core_fix_bool(e, "network", false);
         return -1;
     }
-    if (strcmp(im->kind, "preset") != 0)
-        return core_fail(e, S300, "sandbox start failed: custom images (root directories) are "
-                                  "not supported by this build yet; use a preset");
+    const char *rootfs = core_image_rootfs(c, im->name);
 
     cg_limits lim;
     core_limits(c, cpus, mem, &lim);
     box *b = NULL;
     int ws_fd = -1;
     cella_err err;
-    if (pool_take(c, &b, &ws_fd)) {
+    /* The pool holds host sandboxes: it serves the presets only. */
+    if (!rootfs && pool_take(c, &b, &ws_fd)) {
         /* Warm sandboxes are made with the defaults; other limits are set now. */
         if ((cpus != cfg->default_cpus_milli || mem != cfg->default_memory_mb) &&
             cg_box_set_limits(b->cg, &lim, &err) < 0) {
@@ -286,7 +292,7 @@ int core_create(core *c, const char *tenant, const core_create_req *r, sandbox *
             b = NULL;
         }
     }
-    if (!b && core_start_box(c, NULL, &lim, true, &b, &ws_fd, &err) < 0) {
+    if (!b && core_start_box(c, NULL, rootfs, &lim, true, &b, &ws_fd, &err) < 0) {
         pthread_mutex_lock(&c->mu);
         c->m.creates_failed++;
         pthread_mutex_unlock(&c->mu);
@@ -568,8 +574,14 @@ static void recover(core *c)
         core_limits(c, s->cpus_milli, s->memory_mb, &lim);
         box *b;
         int ws_fd;
-        if (core_start_box(c, &id, &lim, false, &b, &ws_fd, &err) < 0 ||
+        const core_image *im = catalog_find(c, s->image);
+        if (!im) {
+            cella_err_set(&err, 0, "its image '%s' is no longer in the catalog", s->image);
+            goto dead;
+        }
+        if (core_start_box(c, &id, core_image_rootfs(c, s->image), &lim, false, &b, &ws_fd, &err) < 0 ||
             attach(s, b, ws_fd, &err) < 0) {
+        dead:
             /* Listed, but dead: the caller sees why and can stop it. */
             s->dead = true;
             snprintf(s->dead_reason, sizeof(s->dead_reason), "restart failed: %.120s", err.msg);

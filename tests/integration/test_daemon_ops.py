@@ -242,3 +242,54 @@ def test_command_line_client(tmp_path):
         d.close()
     p = cli(d, "ls", env={"CELLA_URL": "http://127.0.0.1:1"})
     assert p.returncode == 125 and b"cannot reach the daemon" in p.stderr
+
+
+def test_custom_image_from_a_root_directory(tmp_path):
+    # Sandboxes reach an image as an unprivileged user: its path must be
+    # open to others, as /usr is (pytest's tmp_path is not).
+    import pathlib
+    import shutil
+    import tempfile
+    top = pathlib.Path(tempfile.mkdtemp(prefix="cella-images-", dir="/var/tmp"))
+    os.chmod(top, 0o755)
+    root = top / "rootfs"
+    (root / "usr").mkdir(parents=True)
+    (root / "etc").mkdir()
+    (root / "etc" / "image-marker").write_text("custom image\n")
+    for link, target in [("bin", "usr/bin"), ("lib", "usr/lib"), ("lib64", "usr/lib64")]:
+        os.symlink(target, root / link)
+    # A second image whose /etc is a link to the host's: it must not leak.
+    leaky = top / "leaky"
+    (leaky / "usr").mkdir(parents=True)
+    os.symlink("/etc", leaky / "etc")
+    for link, target in [("bin", "usr/bin"), ("lib", "usr/lib"), ("lib64", "usr/lib64")]:
+        os.symlink(target, leaky / link)
+    for r in (root, leaky):
+        subprocess.run(["mount", "--bind", "-o", "ro", "/usr", str(r / "usr")], check=True)
+    cfg = write(tmp_path, "cella.yaml", f"custom_images:\n  mini: {root}\n  leaky: {leaky}\n"
+                                        f"  gone: {top}/missing\n")
+    d = Daemon(config=cfg, args=("--pool-size", "0")).start()
+    try:
+        st, cat = d.get("/v1/catalog")
+        names = [(i["name"], i["kind"], i["available"]) for i in cat["images"]]
+        assert names[3:] == [("gone", "custom", False), ("leaky", "custom", True), ("mini", "custom", True)]
+        st, b = d.post("/v1/sandboxes", {"image": "gone"})
+        assert st == 500 and err_code(b) == "S101"
+        sid = d.create("mini")
+        st, b = d.exec(sid, argv=["sh", "-c", "cat /etc/image-marker; id -u; ls /etc; "
+                                              "test -e /etc/os-release || echo no-os-release"])
+        assert st == 200, b
+        lines = b["stdout"].split("\n")
+        assert lines[0] == "custom image" and lines[1] == "1000" and "no-os-release" in lines
+        # /usr is read-only inside, as every image's files are.
+        st, b = d.exec(sid, argv=["sh", "-c", "touch /usr/x 2>&1; touch /workspace/ok && echo wrote"])
+        assert "Read-only" in b["stdout"] and "wrote" in b["stdout"]
+        sid2 = d.create("leaky")
+        st, b = d.exec(sid2, argv=["sh", "-c", "ls /etc; test -e /etc/shadow && echo LEAK || true"])
+        assert "LEAK" not in b["stdout"] and sorted(b["stdout"].split()) == \
+            ["group", "hostname", "hosts", "nsswitch.conf", "passwd"]
+    finally:
+        d.close()
+        for r in (root, leaky):
+            subprocess.run(["umount", str(r / "usr")])
+        shutil.rmtree(top)
