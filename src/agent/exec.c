@@ -36,7 +36,7 @@ static const char *const base_env[] = {
     "SHELL=/bin/bash", "LANG=C.UTF-8", "TMPDIR=/tmp",
 };
 
-enum { STAGE_SETUP = 1, STAGE_CHDIR, STAGE_EXEC };
+enum { STAGE_SETUP = 1, STAGE_CHDIR, STAGE_EXEC, STAGE_WRITE };
 
 struct child_report {
     int32_t stage;
@@ -163,6 +163,16 @@ __attribute__((noreturn)) static void exec_child(agent *a, char *const argv[], c
     }
     if (chdir(cwd) < 0)
         child_report(report, STAGE_CHDIR, errno);
+    if (builtin && argv[0] && !strcmp(argv[0], "write-exec")) {
+        /* write-exec PATH MODE CONTENT PROG ARG...: the file, then the
+         * program, as one command (builtin.c). */
+        if (!argv[1] || !argv[2] || !argv[3] || !argv[4])
+            child_report(report, STAGE_SETUP, EINVAL);
+        int we = agent_builtin_write(argv[1], argv[2], argv[3]);
+        if (we)
+            child_report(report, STAGE_WRITE, we);
+        child_report(report, STAGE_EXEC, exec_search(argv + 4, envp));
+    }
     if (builtin) {
         /* No exec will close the agent's descriptors for us (its socket, the
          * write end of this very stdin): close them all now. The start
@@ -267,7 +277,10 @@ void agent_exec_start(agent *a, uint32_t id, const uint8_t *payload, size_t n)
     p_in[1] = p_out[0] = p_err[0] = p_rep[0] = -1;
     e->cap[1] = req.stdout_cap;
     e->cap[2] = req.stderr_cap;
-    e->cmd = cella_strdup(req.argv[0]);
+    /* Start failures name the program; write-exec's is its fifth word. */
+    bool write_exec = (req.flags & EXEC_BUILTIN) && !strcmp(req.argv[0], "write-exec") &&
+                      cella_strv_len(req.argv) > 4;
+    e->cmd = cella_strdup(req.argv[write_exec ? 4 : 0]);
     e->cwd = cella_strdup(cwd);
     cbuf_init(&e->stdin_buf);
     e->start_ns = t0;
@@ -316,6 +329,8 @@ void agent_exec_started(agent *a, int slot)
     } else {
         if (r.stage == STAGE_CHDIR)
             snprintf(msg, sizeof(msg), "workdir %s: %s", e->cwd, strerror(r.errnum));
+        else if (r.stage == STAGE_WRITE)
+            snprintf(msg, sizeof(msg), "write the program's file: %s", strerror(r.errnum));
         else
             snprintf(msg, sizeof(msg), "could not start as the sandbox user: %s",
                      strerror(r.errnum));

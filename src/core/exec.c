@@ -171,9 +171,9 @@ int core_exec_finish(core_exec *x, core_exec_result *res, core_error *e)
     if (px->flags & EXIT_NOT_STARTED) {
         count_exec(s->c, res, true, dur);
         const char *msg = px->error ? px->error : "the command could not start";
-        int rc = !strncmp(msg, "workdir", 7)
-                     ? core_fail(e, S001, "invalid request: %s", msg)
-                     : core_fail(e, S400, "resource limit exceeded: %s", msg);
+        int rc = !strncmp(msg, "workdir", 7) ? core_fail(e, S001, "invalid request: %s", msg)
+                 : !strncmp(msg, "write", 5) ? core_fail(e, S216, "%s", msg)
+                                              : core_fail(e, S400, "resource limit exceeded: %s", msg);
         mux_result_free(&mr);
         return rc;
     }
@@ -245,6 +245,9 @@ int core_exec_run(sandbox *s, const core_exec_req *r, int client_fd, core_exec_r
 }
 
 /* ---- one-shot runs -------------------------------------------------------- */
+
+/* Code up to this size travels inside the exec request. */
+#define RUN_INLINE_CODE_MAX (1u << 20)
 
 static const struct {
     const char *names[3];
@@ -333,13 +336,21 @@ int core_run(core *c, const char *tenant, const core_run_req *r, int client_fd,
         }
     char code_path[32];
     snprintf(code_path, sizeof(code_path), "/tmp/run.%s", ext);
-    if (write_in_sandbox(s, code_path, (const uint8_t *)r->code, r->code_len, client_fd, e) < 0) {
+    /* Code of ordinary size rides in the exec itself (write-exec: the agent
+     * writes the file and execs the interpreter, one round trip); larger
+     * code is streamed in first. */
+    bool inline_code = r->code_len <= RUN_INLINE_CODE_MAX && !memchr(r->code, '\0', r->code_len);
+    if (!inline_code &&
+        write_in_sandbox(s, code_path, (const uint8_t *)r->code, r->code_len, client_fd, e) < 0) {
         step_failed(e, "write", sandbox_id(s));
         goto out;
     }
+    char *inline_argv[] = {"write-exec", code_path, "0644", (char *)r->code, (char *)interp,
+                           code_path, NULL};
     char *argv[] = {(char *)interp, code_path, NULL};
     core_exec_req xr = {
-        .argv = argv,
+        .argv = inline_code ? inline_argv : argv,
+        .builtin = inline_code,
         .env = r->env,
         .has_timeout = r->has_timeout,
         .timeout_ms = r->timeout_ms,
@@ -348,7 +359,7 @@ int core_run(core *c, const char *tenant, const core_run_req *r, int client_fd,
         .stdin_len = r->stdin_len,
     };
     if (core_exec_run(s, &xr, client_fd, res, e) < 0) {
-        step_failed(e, "exec", sandbox_id(s));
+        step_failed(e, e->code == S216 ? "write" : "exec", sandbox_id(s));
         goto out;
     }
     rc = 0;

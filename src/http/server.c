@@ -421,6 +421,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     *req_cls = NULL;
 }
 
+static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char line[512];

@@ -64,9 +64,10 @@ char *cella_strdup(const char *s)
 
 char *cella_strndup(const char *s, size_t n)
 {
-    size_t len = strnlen(s, n);
+    size_t len = n ? strnlen(s, n) : 0;
     char *d = cella_malloc(len + 1);
-    memcpy(d, s, len);
+    if (len)
+        memcpy(d, s, len);
     d[len] = '\0';
     return d;
 }

@@ -18,7 +18,8 @@ void cbuf_free(cbuf *b)
 
 uint8_t *cbuf_reserve(cbuf *b, size_t n)
 {
-    if (b->cap - b->len >= n)
+    /* A buffer never allocated has no address to hand out, even for 0 bytes. */
+    if (b->data && b->cap - b->len >= n)
         return b->data + b->len;
     /* Reclaim consumed space before growing, so a queue in steady state stays small. */
     if (b->off > 0) {

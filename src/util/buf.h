@@ -16,7 +16,11 @@ typedef struct cbuf {
 void cbuf_init(cbuf *b);
 void cbuf_free(cbuf *b);
 static inline size_t cbuf_avail(const cbuf *b) { return b->len - b->off; }
-static inline const uint8_t *cbuf_head(const cbuf *b) { return b->data + b->off; }
+/* The unconsumed bytes; an empty string (never NULL) when nothing was ever stored. */
+static inline const uint8_t *cbuf_head(const cbuf *b)
+{
+    return b->data ? b->data + b->off : (const uint8_t *)"";
+}
 /* Makes room for n more bytes and returns where they go (commit with cbuf_commit). */
 uint8_t *cbuf_reserve(cbuf *b, size_t n);
 void cbuf_commit(cbuf *b, size_t n);

@@ -27,7 +27,7 @@ static void b64_roundtrip(const char *in, const char *want)
 
 static void test_base64(void **state)
 {
-    b64_roundtrip("", "");
+    b64_roundtrip("", "");      /* nothing to encode: found by fuzz_text */
     b64_roundtrip("f", "Zg==");
     b64_roundtrip("fo", "Zm8=");
     b64_roundtrip("foo", "Zm9v");
@@ -83,6 +83,13 @@ static void test_shlex(void **state)
     v = split("a''b \"\"");
     assert_string_equal(v[0], "ab");
     assert_string_equal(v[1], "");
+    cella_strv_free(v);
+
+    /* Empty words (found by fuzz_text: a buffer never written to). */
+    v = split("echo '' \"\"");
+    assert_int_equal(cella_strv_len(v), 3);
+    assert_string_equal(v[1], "");
+    assert_string_equal(v[2], "");
     cella_strv_free(v);
 
     v = split("   ");
