@@ -29,6 +29,17 @@ static json_t *text_json(const cbuf *b)
     return s;
 }
 
+/* Text that may hold bytes from outside (paths in messages), as valid UTF-8. */
+static json_t *text_json_str(const char *s)
+{
+    cbuf b;
+    cbuf_init(&b);
+    cbuf_append(&b, s, strlen(s));
+    json_t *j = text_json(&b);
+    cbuf_free(&b);
+    return j;
+}
+
 static json_t *time_json(int64_t ms)
 {
     char buf[40];
@@ -53,7 +64,7 @@ static json_t *info_json(const sandbox_info *i, bool with_tenant)
     json_object_set_new(o, "stopped", json_boolean(i->dead));
     json_object_set_new(o, "state", json_string(i->dead ? "dead" : "running"));
     if (i->dead)
-        json_object_set_new(o, "dead_reason", json_string(i->dead_reason));
+        json_object_set_new(o, "dead_reason", text_json_str(i->dead_reason));
     json_object_set_new(o, "cpus", json_real(i->cpus_milli / 1000.0));
     json_object_set_new(o, "memory_mb", json_integer((json_int_t)i->memory_mb));
     json_object_set_new(o, "idle_timeout_secs", json_integer((json_int_t)i->idle_timeout_secs));
@@ -600,7 +611,8 @@ out:
 const http_route api_native_routes[] = {
     {"GET", "/healthz", NULL, ROUTE_PUBLIC, h_healthz, NULL},
     {"GET", "/readyz", NULL, ROUTE_PUBLIC, h_readyz, NULL},
-    {"GET", "/metrics", NULL, 0, h_metrics, NULL},
+    /* Counts across every tenant: for operators (admin tokens) only. */
+    {"GET", "/metrics", NULL, ROUTE_ADMIN, h_metrics, NULL},
     {"GET", "/v1/catalog", NULL, 0, h_catalog, NULL},
     {"POST", "/v1/sandboxes", NULL, 0, h_create, NULL},
     {"GET", "/v1/sandboxes", NULL, 0, h_list, NULL},

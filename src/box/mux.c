@@ -36,6 +36,8 @@ struct mux_exec {
     bool has_stdin, stdin_closed, stdin_eof_sent;
     size_t inflight;
     bool killed;
+    uint64_t cap[3];              /* output kept at most, per stream: the agent's caps, enforced again */
+    uint64_t kept[3];
     mux_exec *next;
 };
 
@@ -111,6 +113,11 @@ static void dispatch(mux_box *m, const proto_hdr *h, const uint8_t *p)
         return;
     case PROTO_OUTPUT: {
         int s = h->flags == PROTO_STREAM_STDERR ? 2 : 1;
+        /* The agent caps output; the daemon does not take its word for it:
+         * a subverted agent must not grow the daemon's memory. */
+        if (x->kept[s] + h->len > x->cap[s])
+            return;
+        x->kept[s] += h->len;
         if (x->stream) {
             uint8_t hdr[5] = {(uint8_t)s};
             wire_le32(hdr + 1, h->len);
@@ -349,6 +356,8 @@ int mux_exec_start(mux_box *m, const mux_exec_req *r, mux_exec **out, cella_err 
     mux_exec *x = cella_calloc(1, sizeof(*x));
     x->stream = r->stream;
     x->has_stdin = r->has_stdin;
+    x->cap[1] = r->exec->stdout_cap;
+    x->cap[2] = r->exec->stderr_cap;
     for (int i = 0; i < 3; i++)
         cbuf_init(&x->out[i]);
     cbuf_init(&x->stdin_data);

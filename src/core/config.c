@@ -63,6 +63,8 @@ static const field fields[] = {
     F(output_limit_bytes, K_SIZE, 1, 268435456),
     F(pids_max, K_U32, 16, 65536),
     F(max_connections, K_U32, 8, 65536),
+    F(max_connections_per_ip, K_U32, 1, 65536),
+    F(max_idle_timeout_secs, K_U64, 1, 31536000),
 };
 #undef F
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -100,6 +102,8 @@ void config_init(cella_config *c)
     c->output_limit_bytes = 1u << 20;
     c->pids_max = 256;
     c->max_connections = 512;
+    c->max_connections_per_ip = 128;
+    c->max_idle_timeout_secs = 86400;
     c->default_image = cella_strdup("python");
 }
 
@@ -828,6 +832,11 @@ int config_validate(const cella_config *c, cella_err *err)
                                  (unsigned long long)f->max,
                                  f->kind == K_CPUS ? " (milli-CPUs)" : "");
     }
+    if (c->default_idle_timeout_secs > c->max_idle_timeout_secs)
+        return cella_err_set(err, 0,
+                             "default_idle_timeout_secs (%llu) is above max_idle_timeout_secs (%llu)",
+                             (unsigned long long)c->default_idle_timeout_secs,
+                             (unsigned long long)c->max_idle_timeout_secs);
     if (c->default_exec_timeout_ms > c->max_exec_timeout_ms)
         return cella_err_set(err, 0,
                              "default_exec_timeout_ms (%llu) is above max_exec_timeout_ms (%llu)",

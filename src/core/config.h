@@ -53,6 +53,8 @@ typedef struct cella_config {
     uint64_t output_limit_bytes;        /* per stream per exec: 1 MiB */
     uint32_t pids_max;                  /* processes per sandbox: 256 */
     uint32_t max_connections;           /* HTTP connections at once: 512 */
+    uint32_t max_connections_per_ip;    /* from one client address: 128 */
+    uint64_t max_idle_timeout_secs;     /* idle_timeout_secs a request may ask for: 86400 */
     char *default_image;                /* SANDBOX_WORKER_IMAGE: "python" */
 } cella_config;
 

@@ -58,6 +58,7 @@ struct core {
     size_t tomb_next;
     bool ready, draining, closing;
     unsigned execs_running;
+    unsigned creating;            /* creates past the cap check, not yet registered */
     unsigned teardowns;           /* background stops still running */
     /* warm pool (pool.c) */
     pool_entry *pool;

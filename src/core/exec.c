@@ -98,6 +98,11 @@ int core_exec_wait(core_exec *x, int client_fd, int timeout_ms)
     if (x->hung)
         return MUX_DONE;
     int64_t left = (x->deadline_ns - clock_now_ns()) / 1000000;
+    /* An answer already here wins over the deadline: a slow reader of a
+     * stream must not turn a finished exec into a wedged agent. */
+    int now = left <= 0 ? mux_exec_wait(x->mx, -1, 0) : 0;
+    if (now)
+        return now;
     if (left <= 0) {
         /* The agent kills on time; not answering long after means it is wedged. */
         x->hung = true;

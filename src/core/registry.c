@@ -228,21 +228,47 @@ static const cfg_image_cap *find_cap(const cella_config *cfg, const char *image)
     return NULL;
 }
 
+static void unreserve(core *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->creating--;
+    pthread_mutex_unlock(&c->mu);
+}
+
+static int create_checked(core *c, const char *tenant, const core_create_req *r, sandbox **out,
+                          core_error *e);
+
 int core_create(core *c, const char *tenant, const core_create_req *r, sandbox **out, core_error *e)
 {
     const cella_config *cfg = c->cfg;
+    /* The slot is taken under the lock, before the sandbox exists, so
+     * concurrent creates cannot all pass the check. Dead sandboxes and
+     * background stops count: they hold a cgroup, a workspace and
+     * descriptors until they are gone. */
     pthread_mutex_lock(&c->mu);
     bool draining = c->draining;
-    unsigned live = live_count(c);
+    unsigned held = (unsigned)c->n + c->creating + c->teardowns;
+    bool full = held >= cfg->max_concurrent_sandboxes;
+    if (!draining && !full)
+        c->creating++;
     pthread_mutex_unlock(&c->mu);
     if (draining)
         return core_fail(e, S301, "the daemon is shutting down");
-    if (live >= cfg->max_concurrent_sandboxes) {
-        core_fail(e, S400, "resource limit exceeded: %u sandboxes are live (max_concurrent_sandboxes)",
-                  live);
+    if (full) {
+        core_fail(e, S400, "resource limit exceeded: %u sandboxes are live or being stopped "
+                           "(max_concurrent_sandboxes)", held);
         e->http_status = 429;
         return -1;
     }
+    int rc = create_checked(c, tenant, r, out, e);
+    unreserve(c);
+    return rc;
+}
+
+static int create_checked(core *c, const char *tenant, const core_create_req *r, sandbox **out,
+                          core_error *e)
+{
+    const cella_config *cfg = c->cfg;
     const core_image *im = catalog_find(c, r->image);
     if (!im || !im->allowed) {
         char list[512];
@@ -269,6 +295,14 @@ int core_create(core *c, const char *tenant, const core_create_req *r, sandbox *
     if (!im->available)
         return core_fail(e, S101, "image files missing for '%s' (%s not found)", im->name,
                          im->interpreter ? im->interpreter : im->ref);
+    if (r->has_idle && r->idle_timeout_secs > cfg->max_idle_timeout_secs) {
+        core_fail(e, S400, "resource limit exceeded: idle_timeout_secs %llu is over the maximum "
+                           "of %llu (max_idle_timeout_secs)",
+                  (unsigned long long)r->idle_timeout_secs,
+                  (unsigned long long)cfg->max_idle_timeout_secs);
+        e->http_status = 400;
+        return -1;
+    }
     if (r->network) {
         core_fail(e, S001, "invalid request: network: sandboxes with a network are not available "
                            "yet; every sandbox has only its own loopback");

@@ -15,12 +15,14 @@
 #include "util/alloc.h"
 #include "util/fdio.h"
 #include "util/log.h"
+#include "util/text.h"
 
 /* Each connection's thread: handlers are straight-line code, with JSON
  * decoding and at most one exec's output on the stack or heap. */
 #define HTTP_THREAD_STACK (512u << 10)
-/* An idle keep-alive connection is closed after this long. */
-#define HTTP_IDLE_TIMEOUT_S 120
+/* A connection that sends nothing (an idle keep-alive one, or a caller
+ * trickling its headers) is closed after this long. */
+#define HTTP_IDLE_TIMEOUT_S 60
 #define HTTP_MAX_ROUTES 64
 #define HTTP_STATUS_SLOTS 8
 
@@ -117,7 +119,13 @@ json_t *http_error_object(const core_error *e)
     json_t *o = json_object();
     json_object_set_new(o, "type", json_string(ci->type));
     json_object_set_new(o, "code", json_string(ci->name));
-    json_object_set_new(o, "message", json_string(e->message));
+    /* Messages quote the caller's input (ids, names), which may not be UTF-8
+     * or may be cut mid-character: repaired, never dropped. */
+    cbuf m;
+    cbuf_init(&m);
+    utf8_lossy(&m, (const uint8_t *)e->message, strlen(e->message));
+    json_object_set_new(o, "message", json_stringn((const char *)cbuf_head(&m), cbuf_avail(&m)));
+    cbuf_free(&m);
     json_object_set_new(o, "docs_url", json_string(url));
     json_object_set_new(o, "retryable", json_boolean(ci->retryable));
     json_object_set_new(o, "fix", fix);
@@ -323,7 +331,19 @@ static int authenticate(http_server *s, req *r, core_error *e)
 
 /* ---- the request cycle ------------------------------------------------------ */
 
-static void dispatch(http_server *s, req *r)
+static void too_large(http_server *s, req *r)
+{
+    core_error e;
+    core_fail(&e, S001, "invalid request: the body is larger than %llu bytes",
+              (unsigned long long)s->cfg->max_body_bytes);
+    e.http_status = 413;
+    http_reply_error(&r->c, &e);
+}
+
+/* Everything that can be decided from the headers alone, decided before a
+ * byte of the body is read: an unauthenticated or misrouted caller never
+ * gets a 16 MiB buffer out of us (nor a 100 Continue). False when answered. */
+static bool precheck(http_server *s, req *r)
 {
     core_error e;
     bool known;
@@ -331,7 +351,7 @@ static void dispatch(http_server *s, req *r)
                           sizeof(r->params_buf), &known);
     if (authenticate(s, r, &e) < 0) {
         http_reply_error(&r->c, &e);
-        return;
+        return false;
     }
     if (!r->route) {
         core_fail(&e, S001, known ? "invalid request: method %s is not allowed on %s"
@@ -339,8 +359,18 @@ static void dispatch(http_server *s, req *r)
                   r->c.method, r->c.path);
         e.http_status = known ? 405 : 404;
         http_reply_error(&r->c, &e);
-        return;
+        return false;
     }
+    if (r->too_large) {
+        too_large(s, r);
+        return false;
+    }
+    return true;
+}
+
+static void dispatch(http_server *s, req *r)
+{
+    core_error e;
     if (r->too_large) {
         core_fail(&e, S001, "invalid request: the body is larger than %llu bytes",
                   (unsigned long long)s->cfg->max_body_bytes);
@@ -382,11 +412,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (cl && strtoull(cl, NULL, 10) > s->cfg->max_body_bytes)
             r->too_large = true;
         *req_cls = r;
+        if (!precheck(s, r))
+            r->started = true;    /* answered: the body, if any, is never read */
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!r->too_large && cbuf_avail(&r->body) + *upload_size > s->cfg->max_body_bytes)
+        /* Answered already (refused from its headers, or too large): the
+         * rest of the body is read and dropped, never kept. */
+        if (r->started) {
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        if (!r->too_large && cbuf_avail(&r->body) + *upload_size > s->cfg->max_body_bytes) {
+            /* A body with no declared length that grows past the limit:
+             * what came is dropped, the rest is read and dropped too, and
+             * the answer is 413. */
             r->too_large = true;
+            cbuf_free(&r->body);
+        }
         if (!r->too_large)
             cbuf_append(&r->body, upload_data, *upload_size);
         *upload_size = 0;
@@ -411,8 +454,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     double ms = (double)(clock_now_ns() - r->start_ns) / 1e6;
     static const char *const endings[] = {"ok", "error", "timeout", "shutdown", "read_error",
                                           "client_abort"};
+    /* Method and path are the client's bytes: quoted and escaped. */
+    char qm[40], qp[600];
+    log_quote(qm, sizeof(qm), r->c.method);
+    log_quote(qp, sizeof(qp), r->c.path);
     log_info("event=request method=%s path=%s route=\"%s\" status=%d tenant=%s ms=%.2f end=%s",
-             r->c.method, r->c.path,
+             qm, qp,
              r->route ? (r->route->name ? r->route->name : r->route->pattern) : "-", status,
              r->c.tenant ? r->c.tenant : "-", ms,
              (unsigned)toe < sizeof(endings) / sizeof(endings[0]) ? endings[toe] : "?");
@@ -509,12 +556,14 @@ int http_start(const http_opts *o, http_server **out, cella_err *err)
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, s,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->cfg->max_connections,
+        /* One client address cannot take every connection (and thread). */
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->cfg->max_connections_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
         MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_END);
     if (!s->d) {
         close(fd);

@@ -46,6 +46,29 @@ static void emit_logfmt(enum log_level lvl, const char *line)
     fprintf(stderr, "ts=%s level=%s msg=\"%s\"\n", when, names[lvl], esc);
 }
 
+char *log_quote(char *out, size_t n, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t k = 0;
+    out[k++] = '"';
+    for (const unsigned char *p = (const unsigned char *)s; *p && k + 6 < n; p++) {
+        if (*p == '"' || *p == '\\') {
+            out[k++] = '\\';
+            out[k++] = (char)*p;
+        } else if (*p < 0x20 || *p == 0x7f) {
+            out[k++] = '\\';
+            out[k++] = 'x';
+            out[k++] = hex[*p >> 4];
+            out[k++] = hex[*p & 15];
+        } else {
+            out[k++] = (char)*p;
+        }
+    }
+    out[k++] = '"';
+    out[k] = '\0';
+    return out;
+}
+
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
     if (lvl > level)

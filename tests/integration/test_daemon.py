@@ -105,9 +105,27 @@ def test_malformed_and_hostile_requests(d, sid):
     assert st == 404 and err_code(b) == "S001"
     st, b = d.request("PUT", "/v1/sandboxes")
     assert st == 405
-    # An oversized body is refused without being kept (the limit is 16 MiB).
-    st, b = d.request("POST", "/v1/sandboxes", raw=b"{" + b" " * (17 << 20) + b"}")
-    assert st == 413 and err_code(b) == "S001"
+    # An oversized body is refused from its declared length, before it is
+    # read (the limit is 16 MiB)...
+    s = socket.create_connection((d.host, d.port), timeout=HANG_LIMIT)
+    s.sendall(b"POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
+              b"Expect: 100-continue\r\n\r\n" % (17 << 20))
+    head = s.recv(65536)
+    s.close()
+    assert head.startswith(b"HTTP/1.1 413") and b'"S001"' in head, head[:200]
+    # ... and a chunked one as soon as it grows past the limit.
+    s = socket.create_connection((d.host, d.port), timeout=HANG_LIMIT)
+    s.sendall(b"POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+    chunk = b"%x\r\n%s\r\n" % (1 << 20, b" " * (1 << 20))
+    try:
+        for _ in range(20):
+            s.sendall(chunk)
+        s.sendall(b"0\r\n\r\n")
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    head = s.recv(65536)
+    s.close()
+    assert head.startswith(b"HTTP/1.1 413"), head[:200]
     # Another tenant's id and a well-formed unknown one look the same.
     st, b = d.get("/v1/sandboxes/00000000-0000-8000-8000-000000000000")
     assert st == 404 and err_code(b) == "S002"

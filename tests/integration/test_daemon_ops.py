@@ -112,8 +112,83 @@ def test_tokens_and_tenants(tmp_path):
         assert {s["sandbox_id"]: s["tenant"] for s in r["sandboxes"]} == {a: "alice", b_: "bob"}
         st, r = d.get("/v1/sandboxes?all=1", token=BOB)
         assert [s["sandbox_id"] for s in r["sandboxes"]] == [b_]
-        st, text = d.get("/metrics", token=ALICE)
-        assert st == 200
+        # Metrics count every tenant's work: admin tokens only.
+        st, b = d.get("/metrics", token=ALICE)
+        assert st == 403 and err_code(b) == "S006"
+        assert d.get("/metrics", token=ROOT)[0] == 200
+        # No token, a huge declared body: refused from the headers alone,
+        # without a byte of the body read or buffered.
+        import socket
+        sk = socket.create_connection((d.host, d.port), timeout=HANG_LIMIT)
+        sk.sendall(b"POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nContent-Length: 16000000\r\n"
+                   b"Expect: 100-continue\r\n\r\n")
+        head = sk.recv(4096)
+        sk.close()
+        assert head.startswith(b"HTTP/1.1 401"), head[:80]
+    finally:
+        d.close()
+
+
+def test_the_sandbox_cap_holds_under_races_and_deaths(tmp_path):
+    cfg = write(tmp_path, "cella.yaml", "max_concurrent_sandboxes: 3\npool_size: 0\n"
+                                        "max_idle_timeout_secs: 600\n")
+    d = Daemon(config=cfg).start()
+    try:
+        res = []
+        ts = [threading.Thread(target=lambda: res.append(d.post("/v1/sandboxes", {"image": "shell"})))
+              for _ in range(12)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(HANG_LIMIT)
+        made = [b["sandbox_id"] for st, b in res if st == 201]
+        assert len(made) == 3 and all(err_code(b) == "S400" for st, b in res if st != 201)
+        # A sandbox whose agent died still holds its resources: it counts
+        # until it is stopped.
+        victim = made[0]
+        st, b = d.exec(victim, argv=["sh", "-c", "echo $$"])
+        for pid in os.listdir("/proc"):
+            try:
+                if pid.isdigit() and os.readlink(f"/proc/{pid}/exe").startswith("/memfd:cella-agent"):
+                    host = open(f"/proc/{pid}/environ", "rb").read()
+            except OSError:
+                continue
+        import signal as sg
+        agents = [p for p in agent_pids()]
+        # Kill the victim's agent: the one whose hostname is the id's tail.
+        for p in agents:
+            try:
+                if open(f"/proc/{p}/root/etc/hostname").read().strip() == victim[-12:]:
+                    os.kill(p, sg.SIGKILL)
+            except OSError:
+                pass
+        wait_until(lambda: d.get(f"/v1/sandboxes/{victim}")[1]["state"] == "dead")
+        st, b = d.post("/v1/sandboxes", {"image": "shell"})
+        assert st == 429 and err_code(b) == "S400"
+        assert d.delete(f"/v1/sandboxes/{victim}?wait=true")[0] == 200
+        assert d.post("/v1/sandboxes", {"image": "shell"})[0] == 201
+        # Nobody keeps a sandbox for longer than the operator allows.
+        st, b = d.post("/v1/sandboxes", {"image": "shell", "idle_timeout_secs": 601})
+        assert st in (400, 429) and err_code(b) == "S400"
+    finally:
+        d.close()
+
+
+def test_hostile_bytes_stay_out_of_logs_and_errors(tmp_path):
+    d = Daemon(args=("--pool-size", "0")).start()
+    try:
+        st, b = d.get("/v1/x%0ats=0%20level=error%20event=forged")
+        assert st == 404
+        # The forged line exists only inside the quoted, escaped path.
+        forged = [l for l in d.log if "event=forged" in l]
+        assert forged and all('path="/v1/x\\x0ats=0 level=error event=forged"' in l for l in forged)
+        assert not [l for l in d.log if l.startswith("ts=0")]
+        # Not UTF-8, or cut in the middle of a character: the message is
+        # repaired, never dropped.
+        st, b = d.get("/v1/sandboxes/%ff%fe")
+        assert st == 400 and "\ufffd" in b["error"]["message"]
+        st, b = d.get("/v1/sandboxes/" + "a" * 63 + "%c3%a9")
+        assert st == 400 and b["error"]["message"]
     finally:
         d.close()
 
