@@ -26,9 +26,12 @@ static const char *const etc_entries[] = {
     "magic.mime",  "fonts",       "debian_version",
 };
 
-/* Mirrors one host path: a symlink as the same symlink, anything else as a
- * read-only bind; a missing path is left out. */
-static void mirror(opv *o, const char *host_path, const char *dest)
+/* Mirrors one path: a symlink as the same symlink (read on the host, made
+ * inside), a file or directory as a read-only bind; a missing path is left
+ * out. The bind's source is host_path, or, for an image's entries
+ * (fd_index >= 0), rel taken relative to that image's root descriptor. */
+static void mirror_at(opv *o, const char *host_path, const char *rel, const char *dest,
+                      int32_t fd_index)
 {
     struct stat st;
     if (lstat(host_path, &st) < 0)
@@ -41,8 +44,15 @@ static void mirror(opv *o, const char *host_path, const char *dest)
         target[n] = '\0';
         opv_symlink(o, target, dest);
     } else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
-        opv_bind(o, host_path, dest, OPF_RDONLY | OPF_OPTIONAL);
+        uint32_t flags = OPF_RDONLY | OPF_OPTIONAL | (fd_index >= 0 ? OPF_SRC_AT : 0);
+        opv_bind(o, fd_index >= 0 ? rel : host_path, dest, flags);
+        o->v[o->n - 1].fd_index = fd_index;
     }
+}
+
+static void mirror(opv *o, const char *host_path, const char *dest)
+{
+    mirror_at(o, host_path, NULL, dest, -1);
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -197,27 +207,6 @@ static bool generated_etc(const char *name)
         if (!strcmp(name, gen[i]))
             return true;
     return false;
-}
-
-/* Mirrors one entry of an image: a symlink as the same symlink, a file or
- * directory as a read-only bind through the image's descriptor. */
-static void mirror_at(opv *o, const char *host_path, const char *rel, const char *dest,
-                      int32_t fd_index)
-{
-    struct stat st;
-    if (lstat(host_path, &st) < 0)
-        return;
-    if (S_ISLNK(st.st_mode)) {
-        char target[PATH_MAX];
-        ssize_t n = readlink(host_path, target, sizeof(target) - 1);
-        if (n <= 0)
-            return;
-        target[n] = '\0';
-        opv_symlink(o, target, dest);
-    } else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
-        opv_bind(o, rel, dest, OPF_RDONLY | OPF_OPTIONAL | OPF_SRC_AT);
-        o->v[o->n - 1].fd_index = fd_index;
-    }
 }
 
 /* Mirrors every entry of rootfs/sub at dest, sorted, so the op list is the

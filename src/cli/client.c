@@ -632,49 +632,61 @@ static char *human_age(json_int_t secs)
 
 /* ---- ls, catalog, create, stop ----------------------------------------------------- */
 
-static int cmd_ls(client *c)
+/* Fills one row of a listing from one object of the daemon's answer. */
+typedef void (*row_fn)(json_t *item, char **row);
+
+/* GET path, then either the raw answer (--json) or an aligned table of the
+ * array under key, one row per item. */
+static int list_table(client *c, const char *path, const char *key, const char *const *head,
+                      size_t ncol, row_fn fill)
 {
     httpc_response res;
     json_t *j;
     int status = CLI_EXIT_FAILED;
-    if (call(c, "GET", "/v1/sandboxes", NULL, &res, &j) < 0)
+    if (call(c, "GET", path, NULL, &res, &j) < 0)
         goto out;
     if (c->json) {
         print_raw(&res);
         status = 0;
         goto out;
     }
-    json_t *arr = json_object_get(j, "sandboxes");
+    json_t *arr = json_object_get(j, key);
     if (!json_is_array(arr)) {
-        say("the daemon's answer has no list of sandboxes");
+        say("the daemon's answer has no list of %s", key);
         goto out;
     }
-    enum { NCOL = 6 };
     size_t n = json_array_size(arr);
-    char **cells = cella_calloc((n + 1) * NCOL, sizeof(char *));
-    static const char *const head[NCOL] = {"SANDBOX ID", "IMAGE", "STATE", "EXECS", "AGE", "NAME"};
-    for (size_t k = 0; k < NCOL; k++)
+    char **cells = cella_calloc((n + 1) * ncol, sizeof(char *));
+    for (size_t k = 0; k < ncol; k++)
         cells[k] = cella_strdup(head[k]);
-    for (size_t i = 0; i < n; i++) {
-        json_t *s = json_array_get(arr, i);
-        char **row = cells + (i + 1) * NCOL;
-        row[0] = cell(json_string_value(json_object_get(s, "sandbox_id")));
-        row[1] = cell(json_string_value(json_object_get(s, "image")));
-        row[2] = cell(json_string_value(json_object_get(s, "state")));
-        json_t *ex = json_object_get(s, "exec_in_flight");
-        row[3] = json_is_integer(ex) ? cella_asprintf("%lld", (long long)json_integer_value(ex))
-                                     : cell(NULL);
-        json_t *age = json_object_get(s, "age_secs");
-        row[4] = json_is_integer(age) ? human_age(json_integer_value(age)) : cell(NULL);
-        row[5] = cell(json_string_value(json_object_get(s, "name")));
-    }
-    print_table(cells, n + 1, NCOL);
+    for (size_t i = 0; i < n; i++)
+        fill(json_array_get(arr, i), cells + (i + 1) * ncol);
+    print_table(cells, n + 1, ncol);
     cella_free(cells);
     status = 0;
 out:
     json_decref(j);
     httpc_response_free(&res);
     return status;
+}
+
+static void sandbox_row(json_t *s, char **row)
+{
+    row[0] = cell(json_string_value(json_object_get(s, "sandbox_id")));
+    row[1] = cell(json_string_value(json_object_get(s, "image")));
+    row[2] = cell(json_string_value(json_object_get(s, "state")));
+    json_t *ex = json_object_get(s, "exec_in_flight");
+    row[3] = json_is_integer(ex) ? cella_asprintf("%lld", (long long)json_integer_value(ex))
+                                 : cell(NULL);
+    json_t *age = json_object_get(s, "age_secs");
+    row[4] = json_is_integer(age) ? human_age(json_integer_value(age)) : cell(NULL);
+    row[5] = cell(json_string_value(json_object_get(s, "name")));
+}
+
+static int cmd_ls(client *c)
+{
+    static const char *const head[] = {"SANDBOX ID", "IMAGE", "STATE", "EXECS", "AGE", "NAME"};
+    return list_table(c, "/v1/sandboxes", "sandboxes", head, 6, sandbox_row);
 }
 
 static const char *yes_no(json_t *b)
@@ -682,45 +694,19 @@ static const char *yes_no(json_t *b)
     return json_is_boolean(b) ? (json_is_true(b) ? "yes" : "no") : "-";
 }
 
+static void image_row(json_t *im, char **row)
+{
+    row[0] = cell(json_string_value(json_object_get(im, "name")));
+    row[1] = cell(json_string_value(json_object_get(im, "kind")));
+    row[2] = cell(yes_no(json_object_get(im, "available")));
+    row[3] = cell(yes_no(json_object_get(im, "allowed")));
+    row[4] = cell(json_string_value(json_object_get(im, "oci_ref")));
+}
+
 static int cmd_catalog(client *c)
 {
-    httpc_response res;
-    json_t *j;
-    int status = CLI_EXIT_FAILED;
-    if (call(c, "GET", "/v1/catalog", NULL, &res, &j) < 0)
-        goto out;
-    if (c->json) {
-        print_raw(&res);
-        status = 0;
-        goto out;
-    }
-    json_t *arr = json_object_get(j, "images");
-    if (!json_is_array(arr)) {
-        say("the daemon's answer has no list of images");
-        goto out;
-    }
-    enum { NCOL = 5 };
-    size_t n = json_array_size(arr);
-    char **cells = cella_calloc((n + 1) * NCOL, sizeof(char *));
-    static const char *const head[NCOL] = {"NAME", "KIND", "AVAILABLE", "ALLOWED", "REF"};
-    for (size_t k = 0; k < NCOL; k++)
-        cells[k] = cella_strdup(head[k]);
-    for (size_t i = 0; i < n; i++) {
-        json_t *im = json_array_get(arr, i);
-        char **row = cells + (i + 1) * NCOL;
-        row[0] = cell(json_string_value(json_object_get(im, "name")));
-        row[1] = cell(json_string_value(json_object_get(im, "kind")));
-        row[2] = cell(yes_no(json_object_get(im, "available")));
-        row[3] = cell(yes_no(json_object_get(im, "allowed")));
-        row[4] = cell(json_string_value(json_object_get(im, "oci_ref")));
-    }
-    print_table(cells, n + 1, NCOL);
-    cella_free(cells);
-    status = 0;
-out:
-    json_decref(j);
-    httpc_response_free(&res);
-    return status;
+    static const char *const head[] = {"NAME", "KIND", "AVAILABLE", "ALLOWED", "REF"};
+    return list_table(c, "/v1/catalog", "images", head, 5, image_row);
 }
 
 static json_t *env_json(char **env)

@@ -398,5 +398,6 @@ def test_metrics(d):
                  "cella_oom_kills_total", "cella_reaps_total", "cella_pool_depth",
                  "cella_http_requests_total{method=\"POST\",route=\"/v1/sandboxes\",status=\"201\"}"]:
         assert name in text, name
-    # Every request is logged as one logfmt line.
-    assert any("event=request method=GET path=/metrics" in l for l in d.log) or True
+    # Every request is logged as one logfmt line (once its answer has gone).
+    wait_until(lambda: any('event=request method="GET" path="/metrics" route="/metrics" status=200'
+                           in l for l in d.log))
