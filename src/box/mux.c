@@ -51,6 +51,7 @@ struct mux_box {
     uint32_t next_id;
     unsigned refs;                /* the owner's, plus one per exec */
     bool dead, detached;
+    uint64_t oom_seen;            /* the cgroup's OOM-kill count at the last look */
     char why[256];
     mux_death_fn on_death;
     void *arg;
@@ -244,6 +245,8 @@ int mux_attach(box *b, mux_death_fn on_death, void *arg, mux_box **out, cella_er
     m->next_id = 1;
     m->on_death = on_death;
     m->arg = arg;
+    if (b->cg)
+        cg_box_oom_kills(b->cg, &m->oom_seen, NULL);
     pthread_mutex_init(&m->mu, NULL);
     pthread_mutex_init(&m->send_mu, NULL);
     m->wake_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -385,8 +388,9 @@ int mux_exec_start(mux_box *m, const mux_exec_req *r, mux_exec **out, cella_err 
             m->next_id = 1;
         x->next = m->execs;
         m->execs = x;
-        if (m->b->cg)
-            cg_box_oom_kills(m->b->cg, &x->oom_before, NULL);
+        /* The count as of the last exec's end (or the attach): one read of
+         * the cgroup per exec instead of two. */
+        x->oom_before = m->oom_seen;
     }
     pthread_mutex_unlock(&m->mu);
     if (gone) {
@@ -516,8 +520,11 @@ int mux_exec_result(mux_exec *x, mux_result *res, cella_err *err)
     }
     box *b = m->b;
     uint64_t after = 0;
-    if (rc == 0 && b && b->cg && cg_box_oom_kills(b->cg, &after, NULL) == 0)
+    if (rc == 0 && b && b->cg && cg_box_oom_kills(b->cg, &after, NULL) == 0) {
         res->oom_killed = after > x->oom_before;
+        if (after > m->oom_seen)
+            m->oom_seen = after;
+    }
     pthread_mutex_unlock(&m->mu);
     return rc;
 }
