@@ -159,7 +159,7 @@ def test_exec_env_stdin_workdir(d, sid):
     assert b["stdout"] == "listed\n"
     st, b = d.exec(sid, argv=["sh", "-c", "echo $X"], env={"X-Y": "1"})
     assert st == 400 and 'invalid variable name(s): ["X-Y"]' in b["error"]["message"]
-    data = bytes(range(256)) * 1000
+    data = bytes(range(256)) * 12000          # 3 MiB: many stdin windows
     st, b = d.exec(sid, argv=["sha256sum"], stdin=base64.b64encode(data).decode())
     import hashlib
     assert b["stdout"].split()[0] == hashlib.sha256(data).hexdigest()
