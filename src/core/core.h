@@ -59,6 +59,7 @@ typedef struct core_create_req {
     bool has_idle;
     uint64_t idle_timeout_secs;
     char *const *env;             /* "K=V" entries, already validated by the dialect; may be NULL */
+    bool ephemeral;               /* a one-shot run's: not recorded, so not restarted after a crash */
 } core_create_req;
 
 typedef struct sandbox_info {

@@ -27,6 +27,7 @@ struct sandbox {
     box *b;
     mux_box *mux;
     int ws_fd;
+    bool persisted;               /* has a record in the store */
     /* under core.mu */
     unsigned refs;
     unsigned execs;

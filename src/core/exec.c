@@ -328,7 +328,7 @@ int core_run(core *c, const char *tenant, const core_run_req *r, int client_fd,
                 interp = langs[i].interp;
                 ext = langs[i].ext;
             }
-    core_create_req cr = {.image = r->image};
+    core_create_req cr = {.image = r->image, .ephemeral = !r->keep_sandbox};
     sandbox *s;
     if (core_create(c, tenant, &cr, &s, e) < 0)
         return step_failed(e, "create", NULL);

@@ -178,7 +178,7 @@ static void teardown(core *c, sandbox *s)
     s->b = NULL;
     s->ws_fd = -1;
     cella_err err;
-    if (store_delete(c->st, s->id.str, &err) < 0)
+    if (s->persisted && store_delete(c->st, s->id.str, &err) < 0)
         log_error("sandbox %s: %s", s->id.str, err.msg);
 }
 
@@ -344,7 +344,10 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
     };
     snprintf(rec.id, sizeof(rec.id), "%s", b->id.str);
     sandbox *s = sandbox_new(c, &rec);
-    if (attach(s, b, ws_fd, &err) < 0 || store_put(c->st, &rec, &err) < 0) {
+    /* A one-shot run's sandbox is not recorded: after a crash there is
+     * nobody to hand it back to, and its workspace is swept at the start. */
+    s->persisted = !r->ephemeral;
+    if (attach(s, b, ws_fd, &err) < 0 || (s->persisted && store_put(c->st, &rec, &err) < 0)) {
         teardown(c, s);
         sandbox_free(s);
         pthread_mutex_lock(&c->mu);
@@ -602,6 +605,7 @@ static void recover(core *c)
     }
     for (size_t i = 0; i < n; i++) {
         sandbox *s = sandbox_new(c, &recs[i]);
+        s->persisted = true;
         cella_id id;
         snprintf(id.str, sizeof(id.str), "%.36s", recs[i].id);
         cg_limits lim;
