@@ -364,6 +364,27 @@ def test_sandbox_dying_mid_exec(d):
     assert d.delete(f"/v1/sandboxes/{sid}")[0] == 200
 
 
+def test_stop_while_an_exec_runs(d):
+    sid = d.create("shell")
+    res = []
+    t = threading.Thread(target=lambda: res.append(d.exec(sid, argv=["sleep", "60"])))
+    t.start()
+    wait_until(lambda: d.get(f"/v1/sandboxes/{sid}")[1]["exec_in_flight"] == 1)
+    assert d.delete(f"/v1/sandboxes/{sid}?wait=true")[0] == 200
+    t.join(HANG_LIMIT)
+    st, b = res[0]
+    assert st == 410 and err_code(b) == "S004" and "stopped" in b["error"]["message"]
+    # A stream gets its error as the last event.
+    sid = d.create("shell")
+    c, r = stream(d, sid, argv=["sh", "-c", "echo up; sleep 60"])
+    ev = sse_events(r)
+    assert next(ev) == ("stdout", {"data": "up\n"})
+    d.delete(f"/v1/sandboxes/{sid}")
+    kind, data = list(ev)[-1]
+    c.close()
+    assert kind == "error" and data["error"]["code"] == "S004"
+
+
 def test_fifty_parallel_clients(d):
     sids = [d.create("shell") for _ in range(5)]
     out = []
