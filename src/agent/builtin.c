@@ -50,20 +50,22 @@ static int fail(int e, const char *what, const char *path)
     return status_for(e);
 }
 
-/* mkdir -p of path's parent directories. */
-static int make_parents(const char *path)
+/* mkdir -p of path's parent directories. *errnum gets the cause of a failure. */
+static int make_parents(const char *path, int *errnum)
 {
     char buf[PATH_MAX];
     size_t n = strlen(path);
     if (n >= sizeof(buf))
-        return fail(ENAMETOOLONG, "path", path);
+        return *errnum = ENAMETOOLONG, fail(ENAMETOOLONG, "path", path);
     memcpy(buf, path, n + 1);
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/')
             continue;
         *p = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            return fail(errno, "mkdir", buf);
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+            int e = errno;
+            return *errnum = e, fail(e, "mkdir", buf);
+        }
         *p = '/';
     }
     return 0;
@@ -83,11 +85,9 @@ static int write_file(const char *path, const char *mode_s, bool parents, const 
      * host's disk (the seccomp filter refuses them too). */
     mode &= 01777;
     if (parents) {
-        int rc = make_parents(path);
-        if (rc) {
-            *errnum = errno;
+        int rc = make_parents(path, errnum);
+        if (rc)
             return rc;
-        }
     }
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
@@ -96,8 +96,10 @@ static int write_file(const char *path, const char *mode_s, bool parents, const 
     const char *slash = strrchr(path, '/');
     int dl = slash ? (int)(slash - path) : 1;
     snprintf(dir, sizeof(dir), "%.*s", slash ? (dl ? dl : 1) : 1, slash ? path : ".");
-    if (stat(dir, &st) < 0)
-        return *errnum = errno, fail(errno, "parent not found:", dir);
+    if (stat(dir, &st) < 0) {
+        int e = errno;
+        return *errnum = e, fail(e, "parent not found:", dir);
+    }
     if (!S_ISDIR(st.st_mode))
         return *errnum = ENOTDIR, fail(ENOTDIR, "parent is not a directory:", dir);
     uint64_t r = 0;
@@ -109,8 +111,10 @@ static int write_file(const char *path, const char *mode_s, bool parents, const 
         return *errnum = ENAMETOOLONG, fail(ENAMETOOLONG, "write", path);
     /* O_EXCL|O_NOFOLLOW: the temporary name is new, never a planted link. */
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return *errnum = errno, fail(errno, "write", path);
+    if (fd < 0) {
+        int e = errno;
+        return *errnum = e, fail(e, "write", path);
+    }
     char buf[65536];
     for (size_t off = 0; data && off < n;) {
         ssize_t w = write(fd, data + off, n - off);

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <net/if.h>
@@ -113,16 +114,38 @@ static unsigned long op_mount_flags(uint32_t f)
     return fl;
 }
 
+/* An image entry, opened beneath the image's root descriptor: no symlink
+ * and no ".." anywhere in the path, so an entry swapped for a link (by
+ * whoever can write the image) cannot lead to a host path; and only a
+ * directory or a regular file, never a socket, FIFO or device. Returns an
+ * O_PATH descriptor, or -1 (errno ENOENT when the entry is gone). */
+static int open_image_entry(int root, const char *rel, cella_err *err)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    int fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof(how));
+    if (fd < 0)
+        return cella_err_set(err, errno, "image entry %s", rel);
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+        close(fd);
+        return cella_err_set(err, 0, "image entry %s is neither a directory nor a file", rel);
+    }
+    return fd;
+}
+
 static int op_bind(const proto_op *op, const char *dest, const int *fds, size_t nfds,
                    cella_err *err)
 {
     char src[PATH_MAX];
+    _cleanup_close_ int entry = -1;
     if (op->flags & OPF_SRC_AT) {
-        /* Relative, and no ".." anywhere: it cannot climb out of the image. */
-        if (op->fd_index < 0 || (size_t)op->fd_index >= nfds || op->src[0] == '/' ||
-            strstr(op->src, ".."))
+        if (op->fd_index < 0 || (size_t)op->fd_index >= nfds || op->src[0] == '/')
             return cella_err_set(err, 0, "setup: bad image path %s", op->src);
-        snprintf(src, sizeof(src), "/proc/self/fd/%d/%s", fds[op->fd_index], op->src);
+        entry = open_image_entry(fds[op->fd_index], op->src, err);
+        if (entry < 0)
+            return err->errnum == ENOENT && (op->flags & OPF_OPTIONAL) ? 0 : -1;
+        snprintf(src, sizeof(src), "/proc/self/fd/%d", entry);
     } else if (op->flags & OPF_SRC_IN_ROOT) {
         if (root_path(src, sizeof(src), op->src, err) < 0)
             return -1;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <sys/types.h>
 
 #include "util/alloc.h"
 
@@ -248,11 +249,42 @@ static void mirror_dir(opv *o, const char *rootfs, const char *sub, const char *
     cella_free(names);
 }
 
+int rootfs_check_owner(const char *rootfs, cella_err *err)
+{
+    char path[PATH_MAX];
+    if (rootfs[0] != '/' || snprintf(path, sizeof(path), "%s", rootfs) >= (int)sizeof(path))
+        return cella_err_set(err, 0, "image root %s is not an absolute path", rootfs);
+    uid_t me = geteuid();
+    bool top = true;
+    for (;;) {
+        struct stat st;
+        if (stat(path[0] ? path : "/", &st) < 0)
+            return cella_err_set(err, errno, "image root %s", path[0] ? path : "/");
+        const char *what = path[0] ? path : "/";
+        if (!S_ISDIR(st.st_mode))
+            return cella_err_set(err, 0, "image root %s: %s is not a directory", rootfs, what);
+        if (st.st_uid != 0 && st.st_uid != me)
+            return cella_err_set(err, 0, "image root %s: %s belongs to uid %u; it must be root's",
+                                 rootfs, what, (unsigned)st.st_uid);
+        bool shared = st.st_mode & (S_IWGRP | S_IWOTH);
+        if (shared && (top || !(st.st_mode & S_ISVTX)))
+            return cella_err_set(err, 0, "image root %s: %s is writable by group or others; "
+                                         "it must be writable by root only", rootfs, what);
+        char *slash = strrchr(path, '/');
+        if (!slash || !path[0])
+            return 0;
+        *slash = '\0';           /* up one level; "" stands for "/" */
+        top = false;
+    }
+}
+
 int rootfs_image_ops(const char *rootfs, const image_params *p, opv *out, cella_err *err)
 {
     struct stat st;
     if (rootfs[0] != '/' || stat(rootfs, &st) < 0 || !S_ISDIR(st.st_mode))
         return cella_err_set(err, 0, "image root %s is not a directory", rootfs);
+    if (rootfs_check_owner(rootfs, err) < 0)
+        return -1;
     mirror_dir(out, rootfs, "", "", p->rootfs_fd, reserved_top);
     opv_dir(out, "/etc", 0755);
     char etc[PATH_MAX];
@@ -264,5 +296,9 @@ int rootfs_image_ops(const char *rootfs, const image_params *p, opv *out, cella_
     char var[PATH_MAX];
     snprintf(var, sizeof(var), "%s/var", rootfs);
     common_tail(out, p, lstat(var, &st) == 0);
+    if (out->n > PROTO_MAX_OPS)
+        return cella_err_set(err, 0, "image root %s has too many entries at its top and in its "
+                                     "etc for one sandbox's setup (at most about %u)",
+                             rootfs, PROTO_MAX_OPS - 64);
     return 0;
 }

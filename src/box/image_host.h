@@ -34,5 +34,11 @@ void host_image_ops(const host_image *img, const image_params *p, opv *out);
  * p->rootfs_fd (opened by the caller on rootfs). Fails when rootfs is not an
  * absolute path to a directory. */
 int rootfs_image_ops(const char *rootfs, const image_params *p, opv *out, cella_err *err);
+/* An image's root must be root's alone: the directory and every parent owned
+ * by root (or by the user running cella) and not writable by group or
+ * others (a parent may be if it is sticky, as /var/tmp is). Whoever could
+ * write it could change what every sandbox of the image runs, or plant a
+ * socket to the host in it. */
+int rootfs_check_owner(const char *rootfs, cella_err *err);
 
 #endif

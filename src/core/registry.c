@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "box/image_host.h"
 #include "box/workspace.h"
 #include "core/core_int.h"
 #include "util/alloc.h"
@@ -236,7 +237,7 @@ static void unreserve(core *c)
 }
 
 static int create_checked(core *c, const char *tenant, const core_create_req *r, sandbox **out,
-                          core_error *e);
+                          core_error *e, bool *reserved);
 
 int core_create(core *c, const char *tenant, const core_create_req *r, sandbox **out, core_error *e)
 {
@@ -260,13 +261,15 @@ int core_create(core *c, const char *tenant, const core_create_req *r, sandbox *
         e->http_status = 429;
         return -1;
     }
-    int rc = create_checked(c, tenant, r, out, e);
-    unreserve(c);
+    bool reserved = true;
+    int rc = create_checked(c, tenant, r, out, e, &reserved);
+    if (reserved)
+        unreserve(c);
     return rc;
 }
 
 static int create_checked(core *c, const char *tenant, const core_create_req *r, sandbox **out,
-                          core_error *e)
+                          core_error *e, bool *reserved)
 {
     const cella_config *cfg = c->cfg;
     const core_image *im = catalog_find(c, r->image);
@@ -310,12 +313,14 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
         return -1;
     }
     const char *rootfs = core_image_rootfs(c, im->name);
+    cella_err err;
+    if (rootfs && rootfs_check_owner(rootfs, &err) < 0)
+        return core_fail(e, S101, "image '%s' is unsafe to use: %s", im->name, err.msg);
 
     cg_limits lim;
     core_limits(c, cpus, mem, &lim);
     box *b = NULL;
     int ws_fd = -1;
-    cella_err err;
     /* The pool holds host sandboxes: it serves the presets only. */
     if (!rootfs && pool_take(c, &b, &ws_fd)) {
         /* Warm sandboxes are made with the defaults; other limits are set now. */
@@ -357,6 +362,10 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
     }
     pthread_mutex_lock(&c->mu);
     registry_add(c, s);
+    /* The reserved slot becomes the registered sandbox in one step, so the
+     * cap never counts it twice. */
+    c->creating--;
+    *reserved = false;
     s->refs++;                    /* the caller's */
     c->m.creates_ok++;
     pthread_mutex_unlock(&c->mu);
@@ -465,10 +474,12 @@ static void stop_removed(core *c, sandbox *s, bool wait, const char *why)
 {
     /* Logged first: after the hand-off below, s may be gone. */
     log_info("event=sandbox_stopped sandbox=%s reason=%s", s->id.str, why);
+    /* Counted until its resources are gone, waited for or not: the cap
+     * holds them. */
+    pthread_mutex_lock(&c->mu);
+    c->teardowns++;
+    pthread_mutex_unlock(&c->mu);
     if (!wait) {
-        pthread_mutex_lock(&c->mu);
-        c->teardowns++;
-        pthread_mutex_unlock(&c->mu);
         pthread_t th;
         pthread_attr_t at;
         pthread_attr_init(&at);
@@ -478,12 +489,8 @@ static void stop_removed(core *c, sandbox *s, bool wait, const char *why)
         pthread_attr_destroy(&at);
         if (rc == 0)
             return;
-        pthread_mutex_lock(&c->mu);
-        c->teardowns--;
-        pthread_mutex_unlock(&c->mu);
     }
-    teardown(c, s);
-    sandbox_unref(s);
+    teardown_thread(s);
 }
 
 int core_stop(core *c, const char *tenant, const char *id, bool wait, core_error *e)

@@ -48,6 +48,7 @@ typedef struct req {
     cbuf body;
     bool too_large;
     bool started;
+    bool prechecked;
     const http_route *route;
     int64_t start_ns;
     char params_buf[512];
@@ -371,11 +372,10 @@ static bool precheck(http_server *s, req *r)
 static void dispatch(http_server *s, req *r)
 {
     core_error e;
+    if (!r->prechecked && !precheck(s, r))
+        return;
     if (r->too_large) {
-        core_fail(&e, S001, "invalid request: the body is larger than %llu bytes",
-                  (unsigned long long)s->cfg->max_body_bytes);
-        e.http_status = 413;
-        http_reply_error(&r->c, &e);
+        too_large(s, r);
         return;
     }
     r->c.body = cbuf_head(&r->body);
@@ -412,8 +412,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (cl && strtoull(cl, NULL, 10) > s->cfg->max_body_bytes)
             r->too_large = true;
         *req_cls = r;
-        if (!precheck(s, r))
-            r->started = true;    /* answered: the body, if any, is never read */
+        /* With a body coming, refuse now: the body is then never read into
+         * memory (libmicrohttpd closes such a connection). Without one,
+         * refuse at the end, which keeps the connection alive for the
+         * caller's next request. */
+        const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding");
+        if ((cl && strtoull(cl, NULL, 10) > 0) || te) {
+            r->prechecked = true;
+            if (!precheck(s, r))
+                r->started = true;
+        }
         return MHD_YES;
     }
     if (*upload_size) {

@@ -105,6 +105,17 @@ def test_malformed_and_hostile_requests(d, sid):
     assert st == 404 and err_code(b) == "S001"
     st, b = d.request("PUT", "/v1/sandboxes")
     assert st == 405
+    # A refusal of a request without a body keeps the connection: the next
+    # pipelined request is answered on it.
+    s = socket.create_connection((d.host, d.port), timeout=HANG_LIMIT)
+    s.sendall(b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = b""
+    while got.count(b"HTTP/1.1 ") < 2:
+        chunk = s.recv(65536)
+        assert chunk, got
+        got += chunk
+    s.close()
+    assert got.startswith(b"HTTP/1.1 404") and b"HTTP/1.1 200" in got
     # An oversized body is refused from its declared length, before it is
     # read (the limit is 16 MiB)...
     s = socket.create_connection((d.host, d.port), timeout=HANG_LIMIT)

@@ -332,6 +332,8 @@ def test_custom_image_from_a_root_directory(tmp_path):
     (root / "usr").mkdir(parents=True)
     (root / "etc").mkdir()
     (root / "etc" / "image-marker").write_text("custom image\n")
+    (root / "etc" / "..data").mkdir()           # a Kubernetes configMap's layout
+    os.mkfifo(root / "pipe")                    # never bound: neither file nor directory
     for link, target in [("bin", "usr/bin"), ("lib", "usr/lib"), ("lib64", "usr/lib64")]:
         os.symlink(target, root / link)
     # A second image whose /etc is a link to the host's: it must not leak.
@@ -342,21 +344,31 @@ def test_custom_image_from_a_root_directory(tmp_path):
         os.symlink(target, leaky / link)
     for r in (root, leaky):
         subprocess.run(["mount", "--bind", "-o", "ro", "/usr", str(r / "usr")], check=True)
+    # An image others may write is refused: they could change what every
+    # sandbox of it runs, or plant a socket to the host.
+    open_to_all = top / "open"
+    open_to_all.mkdir()
+    os.chmod(open_to_all, 0o777)
     cfg = write(tmp_path, "cella.yaml", f"custom_images:\n  mini: {root}\n  leaky: {leaky}\n"
-                                        f"  gone: {top}/missing\n")
+                                        f"  gone: {top}/missing\n  open: {open_to_all}\n")
     d = Daemon(config=cfg, args=("--pool-size", "0")).start()
     try:
         st, cat = d.get("/v1/catalog")
         names = [(i["name"], i["kind"], i["available"]) for i in cat["images"]]
-        assert names[3:] == [("gone", "custom", False), ("leaky", "custom", True), ("mini", "custom", True)]
+        assert names[3:] == [("gone", "custom", False), ("leaky", "custom", True), ("mini", "custom", True),
+                             ("open", "custom", True)]
+        st, b = d.post("/v1/sandboxes", {"image": "open"})
+        assert st == 500 and err_code(b) == "S101" and "writable by group or others" in b["error"]["message"]
         st, b = d.post("/v1/sandboxes", {"image": "gone"})
         assert st == 500 and err_code(b) == "S101"
         sid = d.create("mini")
-        st, b = d.exec(sid, argv=["sh", "-c", "cat /etc/image-marker; id -u; ls /etc; "
-                                              "test -e /etc/os-release || echo no-os-release"])
+        st, b = d.exec(sid, argv=["sh", "-c", "cat /etc/image-marker; id -u; ls -a /etc; "
+                                              "test -e /etc/os-release || echo no-os-release; "
+                                              "test -e /pipe || echo no-pipe"])
         assert st == 200, b
         lines = b["stdout"].split("\n")
         assert lines[0] == "custom image" and lines[1] == "1000" and "no-os-release" in lines
+        assert "..data" in lines and "no-pipe" in lines
         # /usr is read-only inside, as every image's files are.
         st, b = d.exec(sid, argv=["sh", "-c", "touch /usr/x 2>&1; touch /workspace/ok && echo wrote"])
         assert "Read-only" in b["stdout"] and "wrote" in b["stdout"]
