@@ -64,6 +64,7 @@ static const field fields[] = {
     F(pids_max, K_U32, 16, 65536),
     F(max_connections, K_U32, 8, 65536),
     F(max_connections_per_ip, K_U32, 1, 65536),
+    F(max_sandboxes_per_tenant, K_U32, 0, 100000),
     F(max_idle_timeout_secs, K_U64, 1, 31536000),
 };
 #undef F

@@ -54,6 +54,7 @@ typedef struct cella_config {
     uint32_t pids_max;                  /* processes per sandbox: 256 */
     uint32_t max_connections;           /* HTTP connections at once: 512 */
     uint32_t max_connections_per_ip;    /* from one client address: 128 */
+    uint32_t max_sandboxes_per_tenant;  /* 0: only max_concurrent_sandboxes applies */
     uint64_t max_idle_timeout_secs;     /* idle_timeout_secs a request may ask for: 86400 */
     char *default_image;                /* SANDBOX_WORKER_IMAGE: "python" */
 } cella_config;

@@ -60,6 +60,8 @@ struct core {
     bool ready, draining, closing;
     unsigned execs_running;
     unsigned creating;            /* creates past the cap check, not yet registered */
+    char **creating_tenants;      /* their tenants (for the per-tenant cap), creating of them */
+    size_t creating_cap;
     unsigned teardowns;           /* background stops still running */
     /* warm pool (pool.c) */
     pool_entry *pool;

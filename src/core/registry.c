@@ -229,10 +229,44 @@ static const cfg_image_cap *find_cap(const cella_config *cfg, const char *image)
     return NULL;
 }
 
-static void unreserve(core *c)
+/* Sandboxes a tenant holds or is creating. Called with mu held. */
+static unsigned tenant_count(core *c, const char *tenant)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->v[i]->tenant, tenant))
+            n++;
+    for (unsigned i = 0; i < c->creating; i++)
+        if (!strcmp(c->creating_tenants[i], tenant))
+            n++;
+    return n;
+}
+
+/* Takes a create slot for tenant. Called with mu held. */
+static void reserve_locked(core *c, const char *tenant)
+{
+    if (c->creating == c->creating_cap) {
+        c->creating_cap = c->creating_cap ? c->creating_cap * 2 : 16;
+        c->creating_tenants = cella_realloc(c->creating_tenants, c->creating_cap * sizeof(char *));
+    }
+    c->creating_tenants[c->creating++] = cella_strdup(tenant);
+}
+
+/* Gives a create slot back. Called with mu held. */
+static void unreserve_locked(core *c, const char *tenant)
+{
+    for (unsigned i = 0; i < c->creating; i++)
+        if (!strcmp(c->creating_tenants[i], tenant)) {
+            cella_free(c->creating_tenants[i]);
+            c->creating_tenants[i] = c->creating_tenants[--c->creating];
+            return;
+        }
+}
+
+static void unreserve(core *c, const char *tenant)
 {
     pthread_mutex_lock(&c->mu);
-    c->creating--;
+    unreserve_locked(c, tenant);
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -250,21 +284,28 @@ int core_create(core *c, const char *tenant, const core_create_req *r, sandbox *
     bool draining = c->draining;
     unsigned held = (unsigned)c->n + c->creating + c->teardowns;
     bool full = held >= cfg->max_concurrent_sandboxes;
-    if (!draining && !full)
-        c->creating++;
+    /* One tenant cannot take every slot when the operator says so. */
+    unsigned mine = cfg->max_sandboxes_per_tenant ? tenant_count(c, tenant) : 0;
+    bool tenant_full = cfg->max_sandboxes_per_tenant && mine >= cfg->max_sandboxes_per_tenant;
+    if (!draining && !full && !tenant_full)
+        reserve_locked(c, tenant);
     pthread_mutex_unlock(&c->mu);
     if (draining)
         return core_fail(e, S301, "the daemon is shutting down");
-    if (full) {
-        core_fail(e, S400, "resource limit exceeded: %u sandboxes are live or being stopped "
-                           "(max_concurrent_sandboxes)", held);
+    if (full || tenant_full) {
+        if (full)
+            core_fail(e, S400, "resource limit exceeded: %u sandboxes are live or being stopped "
+                               "(max_concurrent_sandboxes)", held);
+        else
+            core_fail(e, S400, "resource limit exceeded: tenant %s has %u sandboxes "
+                               "(max_sandboxes_per_tenant)", tenant, mine);
         e->http_status = 429;
         return -1;
     }
     bool reserved = true;
     int rc = create_checked(c, tenant, r, out, e, &reserved);
     if (reserved)
-        unreserve(c);
+        unreserve(c, tenant);
     return rc;
 }
 
@@ -364,7 +405,7 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
     registry_add(c, s);
     /* The reserved slot becomes the registered sandbox in one step, so the
      * cap never counts it twice. */
-    c->creating--;
+    unreserve_locked(c, tenant);
     *reserved = false;
     s->refs++;                    /* the caller's */
     c->m.creates_ok++;
@@ -755,6 +796,7 @@ void core_close(core *c)
         sandbox_unref(s);
     }
     cella_free(c->v);
+    cella_free(c->creating_tenants);
     store_close(c->st);
     if (c->lock_fd >= 0)
         close(c->lock_fd);

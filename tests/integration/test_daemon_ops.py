@@ -87,7 +87,8 @@ ALICE, BOB, ROOT = "alice-token-0123456789abcdef", "bob-token-0123456789abcdef",
 
 def test_tokens_and_tenants(tmp_path):
     tok = write(tmp_path, "tokens", f"# who may call\n{ALICE} alice\n{BOB} bob\n{ROOT} ops admin\n")
-    d = Daemon(tokens=tok, args=("--pool-size", "0")).start()
+    cfg = write(tmp_path, "cella.yaml", "max_sandboxes_per_tenant: 2\n")
+    d = Daemon(tokens=tok, config=cfg, args=("--pool-size", "0")).start()
     try:
         assert d.get("/healthz")[0] == 200          # probes need no token
         st, b = d.get("/v1/sandboxes")
@@ -107,6 +108,11 @@ def test_tokens_and_tenants(tmp_path):
             st, r = d.request(method, path, body, token=BOB)
             assert st == 404 and err_code(r) == "S002", (method, path)
         assert d.exec(a, token=ALICE, argv=["true"])[0] == 200
+        # One tenant cannot take every slot: alice has 2 at most, bob still gets his.
+        a2 = d.create("shell", token=ALICE)
+        st, r = d.post("/v1/sandboxes", {"image": "shell"}, token=ALICE)
+        assert st == 429 and err_code(r) == "S400" and "max_sandboxes_per_tenant" in r["error"]["message"]
+        d.delete(f"/v1/sandboxes/{a2}?wait=true", token=ALICE)
         # An admin may list everyone's.
         st, r = d.get("/v1/sandboxes?all=1", token=ROOT)
         assert {s["sandbox_id"]: s["tenant"] for s in r["sandboxes"]} == {a: "alice", b_: "bob"}
