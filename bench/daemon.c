@@ -337,7 +337,10 @@ int main(int argc, char **argv)
             usleep((useconds_t)((20 - spent) * 1000));
     }
 
-    /* (c) one-shot python, against bare python. */
+    /* (c) one-shot python, against bare python, one pair every pace_c ms
+     * (CELLA_BENCH_PACE_MS; default 30): the run's teardown and the pool's
+     * refill then overlap the next pair, as under a steady load. */
+    double pace_c = getenv("CELLA_BENCH_PACE_MS") ? atof(getenv("CELLA_BENCH_PACE_MS")) : 30;
     char *py[] = {"/usr/bin/python3", "-c", "print(1)", NULL};
     series s_py = {"`python3 -c 'print(1)'`", calloc((size_t)runs, sizeof(double))};
     series s_run = {"`POST /v1/run` python `print(1)`", calloc((size_t)runs, sizeof(double))};
@@ -357,8 +360,8 @@ int main(int argc, char **argv)
             s_run.ms[r] = t2 - t1;
         }
         double spent = now_ms() - t0;
-        if (spent < 30)
-            usleep((useconds_t)((30 - spent) * 1000));
+        if (spent < pace_c)
+            usleep((useconds_t)((pace_c - spent) * 1000));
     }
 
     /* (d) throughput with 8 concurrent clients. */
