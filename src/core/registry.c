@@ -422,16 +422,27 @@ static bool id_wellformed(const char *id)
     return id && cella_id_parse(id, bytes);
 }
 
+static int bad_id(core_error *e, const char *id)
+{
+    return core_fail(e, S001, "invalid request: sandbox_id '%.64s' is not a sandbox id (a UUID)",
+                     id ? id : "");
+}
+
+/* The sandbox id of tenant (NULL: any tenant's), or NULL. Called with mu
+ * held. Another tenant's sandbox is "not found": ids never leak across
+ * tenants. */
+static sandbox *tenant_find(core *c, const char *tenant, const char *id)
+{
+    sandbox *s = registry_find(c, id);
+    return s && tenant && strcmp(s->tenant, tenant) != 0 ? NULL : s;
+}
+
 int core_get(core *c, const char *tenant, const char *id, sandbox **out, core_error *e)
 {
     if (!id_wellformed(id))
-        return core_fail(e, S001, "invalid request: sandbox_id '%.64s' is not a sandbox id (a UUID)",
-                         id ? id : "");
+        return bad_id(e, id);
     pthread_mutex_lock(&c->mu);
-    sandbox *s = registry_find(c, id);
-    /* Another tenant's sandbox is "not found": ids never leak across tenants. */
-    if (s && tenant && strcmp(s->tenant, tenant) != 0)
-        s = NULL;
+    sandbox *s = tenant_find(c, tenant, id);
     if (s)
         s->refs++;
     const tombstone *t = NULL;
@@ -537,12 +548,9 @@ static void stop_removed(core *c, sandbox *s, bool wait, const char *why)
 int core_stop(core *c, const char *tenant, const char *id, bool wait, core_error *e)
 {
     if (!id_wellformed(id))
-        return core_fail(e, S001, "invalid request: sandbox_id '%.64s' is not a sandbox id (a UUID)",
-                         id ? id : "");
+        return bad_id(e, id);
     pthread_mutex_lock(&c->mu);
-    sandbox *s = registry_find(c, id);
-    if (s && tenant && strcmp(s->tenant, tenant) != 0)
-        s = NULL;
+    sandbox *s = tenant_find(c, tenant, id);
     if (s) {
         registry_remove(c, s);
         s->stopped = true;
