@@ -51,7 +51,6 @@ struct mux_box {
     uint32_t next_id;
     unsigned refs;                /* the owner's, plus one per exec */
     bool dead, detached;
-    uint64_t oom_seen;            /* the cgroup's OOM-kill count at the last look */
     char why[256];
     mux_death_fn on_death;
     void *arg;
@@ -245,8 +244,6 @@ int mux_attach(box *b, mux_death_fn on_death, void *arg, mux_box **out, cella_er
     m->next_id = 1;
     m->on_death = on_death;
     m->arg = arg;
-    if (b->cg)
-        cg_box_oom_kills(b->cg, &m->oom_seen, NULL);
     pthread_mutex_init(&m->mu, NULL);
     pthread_mutex_init(&m->send_mu, NULL);
     m->wake_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -388,9 +385,10 @@ int mux_exec_start(mux_box *m, const mux_exec_req *r, mux_exec **out, cella_err 
             m->next_id = 1;
         x->next = m->execs;
         m->execs = x;
-        /* The count as of the last exec's end (or the attach): one read of
-         * the cgroup per exec instead of two. */
-        x->oom_before = m->oom_seen;
+        /* Read now, not remembered from the last exec: a background
+         * process killed in between must not be blamed on this exec. */
+        if (m->b->cg)
+            cg_box_oom_kills(m->b->cg, &x->oom_before, NULL);
     }
     pthread_mutex_unlock(&m->mu);
     if (gone) {
@@ -520,11 +518,8 @@ int mux_exec_result(mux_exec *x, mux_result *res, cella_err *err)
     }
     box *b = m->b;
     uint64_t after = 0;
-    if (rc == 0 && b && b->cg && cg_box_oom_kills(b->cg, &after, NULL) == 0) {
+    if (rc == 0 && b && b->cg && cg_box_oom_kills(b->cg, &after, NULL) == 0)
         res->oom_killed = after > x->oom_before;
-        if (after > m->oom_seen)
-            m->oom_seen = after;
-    }
     pthread_mutex_unlock(&m->mu);
     return rc;
 }
