@@ -24,6 +24,10 @@
  * trickling its headers) is closed after this long. */
 #define HTTP_IDLE_TIMEOUT_S 60
 #define HTTP_MAX_ROUTES 64
+/* Request bodies held in memory at once, across connections, as a multiple
+ * of max_body_bytes: many callers sending the largest bodies at once get
+ * S301 (retry) instead of the daemon's memory. */
+#define HTTP_BODY_BUDGET_BODIES 16
 #define HTTP_STATUS_SLOTS 8
 
 typedef struct route_stats {
@@ -39,7 +43,8 @@ struct http_server {
     size_t n_routes;
     struct MHD_Daemon *d;
     char bound[128];
-    pthread_mutex_t mu;           /* stats */
+    pthread_mutex_t mu;           /* stats, body budget */
+    uint64_t bodies_held;         /* request bytes buffered across all connections */
     route_stats stats[HTTP_MAX_ROUTES + 1];   /* last: no route matched */
 };
 
@@ -47,6 +52,8 @@ typedef struct req {
     http_ctx c;
     cbuf body;
     bool too_large;
+    bool over_budget;             /* the daemon holds too many bodies right now */
+    size_t held;                  /* bytes of this body counted in the server's budget */
     bool started;
     bool prechecked;
     const http_route *route;
@@ -378,6 +385,11 @@ static void dispatch(http_server *s, req *r)
         too_large(s, r);
         return;
     }
+    if (r->over_budget) {
+        core_fail(&e, S301, "the daemon is receiving too many large requests at once; retry");
+        http_reply_error(&r->c, &e);
+        return;
+    }
     r->c.body = cbuf_head(&r->body);
     r->c.body_len = cbuf_avail(&r->body);
     r->route->handler(&r->c);
@@ -438,8 +450,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             r->too_large = true;
             cbuf_free(&r->body);
         }
-        if (!r->too_large)
-            cbuf_append(&r->body, upload_data, *upload_size);
+        if (!r->too_large && !r->over_budget) {
+            uint64_t budget = s->cfg->max_body_bytes * HTTP_BODY_BUDGET_BODIES;
+            pthread_mutex_lock(&s->mu);
+            bool ok = s->bodies_held + *upload_size <= budget;
+            if (ok)
+                s->bodies_held += *upload_size;
+            pthread_mutex_unlock(&s->mu);
+            if (ok) {
+                cbuf_append(&r->body, upload_data, *upload_size);
+                r->held += *upload_size;
+            } else {
+                r->over_budget = true;
+                cbuf_free(&r->body);
+            }
+        }
         *upload_size = 0;
         return MHD_YES;
     }
@@ -471,6 +496,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
              r->route ? (r->route->name ? r->route->name : r->route->pattern) : "-", status,
              r->c.tenant ? r->c.tenant : "-", ms,
              (unsigned)toe < sizeof(endings) / sizeof(endings[0]) ? endings[toe] : "?");
+    if (r->held) {
+        pthread_mutex_lock(&s->mu);
+        s->bodies_held -= r->held;
+        pthread_mutex_unlock(&s->mu);
+    }
     cbuf_free(&r->body);
     cella_free(r);
     *req_cls = NULL;

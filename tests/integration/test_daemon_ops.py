@@ -387,3 +387,29 @@ def test_custom_image_from_a_root_directory(tmp_path):
         for r in (root, leaky):
             subprocess.run(["umount", str(r / "usr")])
         shutil.rmtree(top)
+
+
+def test_request_bodies_share_a_memory_budget(tmp_path):
+    # 16 bodies of max_body_bytes may be held at once; the 17th caller is
+    # told to retry (S301) rather than grow the daemon's memory.
+    import socket
+    cfg = write(tmp_path, "cella.yaml", "max_body_bytes: 4096\npool_size: 0\n")
+    d = Daemon(config=cfg).start()
+    try:
+        socks = []
+        for i in range(20):
+            s = socket.create_connection((d.host, d.port), timeout=HANG_LIMIT)
+            s.sendall(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n" + b" " * 3999)
+            socks.append(s)
+            time.sleep(0.02)
+        codes = []
+        for s in socks:
+            s.sendall(b"x")
+            codes.append(s.recv(65536).split(b" ")[1])
+            s.close()
+        assert codes.count(b"400") == 16 and codes.count(b"503") == 4, codes
+        # Once they are answered, the budget is free again.
+        st, b = d.post("/v1/run", {"image": "shell", "lang": "shell", "code": "echo ok"})
+        assert st == 200 and b["stdout"] == "ok\n"
+    finally:
+        d.close()
