@@ -4,6 +4,7 @@
 
 #include "box/box.h"
 #include "util/alloc.h"
+#include "cli/opts.h"
 #include "util/parse.h"
 
 const char box_usage[] =
@@ -46,26 +47,6 @@ const char box_usage[] =
     "  cella box --memory-mb 128 --timeout 10s --workspace ./proj -- make test\n"
     "  echo hello | cella box -- tr a-z A-Z\n";
 
-static int need_value(int argc, char **argv, int *i, const char *opt, const char **val,
-                      cella_err *err)
-{
-    const char *eq = strchr(argv[*i], '=');
-    if (eq && !strncmp(argv[*i], "--", 2)) {
-        *val = eq + 1;
-        return 0;
-    }
-    if (*i + 1 >= argc)
-        return cella_err_set(err, 0, "option %s needs a value", opt);
-    *val = argv[++*i];
-    return 0;
-}
-
-/* true when arg is the option `name`, alone or as name=value */
-static bool is_opt(const char *arg, const char *name)
-{
-    size_t n = strlen(name);
-    return !strncmp(arg, name, n) && (arg[n] == '\0' || (arg[n] == '=' && name[1] == '-'));
-}
 
 static void env_push(box_opts *o, const char *kv)
 {
@@ -99,56 +80,56 @@ int box_args_parse(int argc, char **argv, box_opts *o, cella_err *err)
             return 0;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             o->verbose++;
-        } else if (is_opt(a, "--image")) {
-            if (need_value(argc, argv, &i, "--image", &v, err) < 0)
+        } else if (cli_is_opt(a, "--image")) {
+            if (cli_need_value(argc, argv, &i, "--image", &v, err) < 0)
                 return -1;
             o->image = v;
-        } else if (is_opt(a, "--memory-mb")) {
-            if (need_value(argc, argv, &i, "--memory-mb", &v, err) < 0 ||
+        } else if (cli_is_opt(a, "--memory-mb")) {
+            if (cli_need_value(argc, argv, &i, "--memory-mb", &v, err) < 0 ||
                 parse_u64(v, 4, 1 << 20, &o->memory_mb, err) < 0)
                 return cella_err_prefix(err, "--memory-mb");
-        } else if (is_opt(a, "--pids")) {
-            if (need_value(argc, argv, &i, "--pids", &v, err) < 0 ||
+        } else if (cli_is_opt(a, "--pids")) {
+            if (cli_need_value(argc, argv, &i, "--pids", &v, err) < 0 ||
                 parse_u64(v, 1, 1000000, &n, err) < 0)
                 return cella_err_prefix(err, "--pids");
             o->pids = (uint32_t)n;
-        } else if (is_opt(a, "--cpus")) {
-            if (need_value(argc, argv, &i, "--cpus", &v, err) < 0 ||
+        } else if (cli_is_opt(a, "--cpus")) {
+            if (cli_need_value(argc, argv, &i, "--cpus", &v, err) < 0 ||
                 parse_cpus_milli(v, 1024 * 1000, &o->cpu_milli, err) < 0)
                 return cella_err_prefix(err, "--cpus");
-        } else if (is_opt(a, "--timeout")) {
-            if (need_value(argc, argv, &i, "--timeout", &v, err) < 0 ||
+        } else if (cli_is_opt(a, "--timeout")) {
+            if (cli_need_value(argc, argv, &i, "--timeout", &v, err) < 0 ||
                 parse_duration_ms(v, BOX_MAX_TIMEOUT_MS, &o->timeout_ms, err) < 0)
                 return cella_err_prefix(err, "--timeout");
             if (o->timeout_ms == 0)
                 return cella_err_set(err, 0, "--timeout: must be more than zero");
-        } else if (is_opt(a, "--tmp-mb")) {
-            if (need_value(argc, argv, &i, "--tmp-mb", &v, err) < 0 ||
+        } else if (cli_is_opt(a, "--tmp-mb")) {
+            if (cli_need_value(argc, argv, &i, "--tmp-mb", &v, err) < 0 ||
                 parse_u64(v, 1, 1 << 20, &o->tmp_mb, err) < 0)
                 return cella_err_prefix(err, "--tmp-mb");
-        } else if (is_opt(a, "--output-limit")) {
-            if (need_value(argc, argv, &i, "--output-limit", &v, err) < 0 ||
+        } else if (cli_is_opt(a, "--output-limit")) {
+            if (cli_need_value(argc, argv, &i, "--output-limit", &v, err) < 0 ||
                 parse_size(v, 1ull << 30, &o->output_limit, err) < 0)
                 return cella_err_prefix(err, "--output-limit");
-        } else if (is_opt(a, "--workspace")) {
-            if (need_value(argc, argv, &i, "--workspace", &o->workspace, err) < 0)
+        } else if (cli_is_opt(a, "--workspace")) {
+            if (cli_need_value(argc, argv, &i, "--workspace", &o->workspace, err) < 0)
                 return -1;
-        } else if (is_opt(a, "--workdir")) {
-            if (need_value(argc, argv, &i, "--workdir", &o->workdir, err) < 0)
+        } else if (cli_is_opt(a, "--workdir")) {
+            if (cli_need_value(argc, argv, &i, "--workdir", &o->workdir, err) < 0)
                 return -1;
             if (o->workdir[0] != '/')
                 return cella_err_set(err, 0, "--workdir: '%s' is not an absolute path",
                                      o->workdir);
-        } else if (is_opt(a, "--result-json")) {
-            if (need_value(argc, argv, &i, "--result-json", &o->result_json, err) < 0)
+        } else if (cli_is_opt(a, "--result-json")) {
+            if (cli_need_value(argc, argv, &i, "--result-json", &o->result_json, err) < 0)
                 return -1;
-        } else if (is_opt(a, "--state-dir")) {
-            if (need_value(argc, argv, &i, "--state-dir", &o->state_dir, err) < 0)
+        } else if (cli_is_opt(a, "--state-dir")) {
+            if (cli_need_value(argc, argv, &i, "--state-dir", &o->state_dir, err) < 0)
                 return -1;
-        } else if (!strcmp(a, "-e") || is_opt(a, "--env") || !strncmp(a, "-e", 2)) {
+        } else if (!strcmp(a, "-e") || cli_is_opt(a, "--env") || !strncmp(a, "-e", 2)) {
             if (!strncmp(a, "-e", 2) && a[2])
                 v = a + 2;
-            else if (need_value(argc, argv, &i, "--env", &v, err) < 0)
+            else if (cli_need_value(argc, argv, &i, "--env", &v, err) < 0)
                 return -1;
             if (!env_assignment_valid(v))
                 return cella_err_set(err, 0,

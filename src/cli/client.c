@@ -17,6 +17,7 @@
 #include "util/buf.h"
 #include "util/cleanup.h"
 #include "util/fdio.h"
+#include "cli/opts.h"
 #include "util/parse.h"
 #include "util/text.h"
 
@@ -209,26 +210,6 @@ const char *client_usage(const char *cmd)
     return ci ? ci->usage : NULL;
 }
 
-static int need_value(int argc, char **argv, int *i, const char *opt, const char **val,
-                      cella_err *err)
-{
-    const char *eq = strchr(argv[*i], '=');
-    if (eq && !strncmp(argv[*i], "--", 2)) {
-        *val = eq + 1;
-        return 0;
-    }
-    if (*i + 1 >= argc)
-        return cella_err_set(err, 0, "option %s needs a value", opt);
-    *val = argv[++*i];
-    return 0;
-}
-
-/* true when arg is the option `name`, alone or as name=value */
-static bool is_opt(const char *arg, const char *name)
-{
-    size_t n = strlen(name);
-    return !strncmp(arg, name, n) && (arg[n] == '\0' || (arg[n] == '=' && name[1] == '-'));
-}
 
 static void strv_push(char ***v, char *s)
 {
@@ -289,28 +270,28 @@ int client_args_parse(const char *cmd, int argc, char **argv, client_opts *o, ce
             return 0;
         } else if (!strcmp(a, "--json")) {
             o->json = true;
-        } else if (is_opt(a, "--url")) {
-            if (need_value(argc, argv, &i, "--url", &o->url, err) < 0)
+        } else if (cli_is_opt(a, "--url")) {
+            if (cli_need_value(argc, argv, &i, "--url", &o->url, err) < 0)
                 return -1;
-        } else if (is_opt(a, "--image")) {
+        } else if (cli_is_opt(a, "--image")) {
             need = O_IMAGE;
-            if (need_value(argc, argv, &i, "--image", &v, err) < 0)
+            if (cli_need_value(argc, argv, &i, "--image", &v, err) < 0)
                 return -1;
             if ((ci->opts & O_IMAGE) && ci->shape == SHAPE_ONE && o->image)
                 return cella_err_set(err, 0, "the image is given twice");
             o->image = v;
-        } else if (is_opt(a, "--timeout")) {
+        } else if (cli_is_opt(a, "--timeout")) {
             need = O_TIMEOUT;
-            if (need_value(argc, argv, &i, "--timeout", &v, err) < 0 ||
+            if (cli_need_value(argc, argv, &i, "--timeout", &v, err) < 0 ||
                 parse_duration_ms(v, CLIENT_MAX_TIMEOUT_MS, &o->timeout_ms, err) < 0)
                 return cella_err_prefix(err, "--timeout");
             if (o->timeout_ms == 0)
                 return cella_err_set(err, 0, "--timeout: must be more than zero");
             o->has_timeout = true;
-        } else if (is_opt(a, "--idle-timeout")) {
+        } else if (cli_is_opt(a, "--idle-timeout")) {
             need = O_IDLE;
             uint64_t ms;
-            if (need_value(argc, argv, &i, "--idle-timeout", &v, err) < 0 ||
+            if (cli_need_value(argc, argv, &i, "--idle-timeout", &v, err) < 0 ||
                 parse_duration_ms(v, 365ull * 86400 * 1000, &ms, err) < 0)
                 return cella_err_prefix(err, "--idle-timeout");
             if (ms == 0)
@@ -318,35 +299,35 @@ int client_args_parse(const char *cmd, int argc, char **argv, client_opts *o, ce
             /* The daemon counts whole seconds; never stop earlier than asked. */
             o->idle_timeout_secs = (ms + 999) / 1000;
             o->has_idle = true;
-        } else if (is_opt(a, "--cpus")) {
+        } else if (cli_is_opt(a, "--cpus")) {
             need = O_CPUS;
-            if (need_value(argc, argv, &i, "--cpus", &v, err) < 0 ||
+            if (cli_need_value(argc, argv, &i, "--cpus", &v, err) < 0 ||
                 parse_cpus_milli(v, 256 * 1000, &o->cpu_milli, err) < 0)
                 return cella_err_prefix(err, "--cpus");
             o->has_cpus = true;
-        } else if (is_opt(a, "--memory-mb")) {
+        } else if (cli_is_opt(a, "--memory-mb")) {
             need = O_MEMORY;
             /* Only the syntax here: the daemon knows its own limits. */
-            if (need_value(argc, argv, &i, "--memory-mb", &v, err) < 0 ||
+            if (cli_need_value(argc, argv, &i, "--memory-mb", &v, err) < 0 ||
                 parse_u64(v, 1, 1 << 20, &o->memory_mb, err) < 0)
                 return cella_err_prefix(err, "--memory-mb");
             o->has_memory = true;
-        } else if (is_opt(a, "--name")) {
+        } else if (cli_is_opt(a, "--name")) {
             need = O_NAME;
-            if (need_value(argc, argv, &i, "--name", &o->name, err) < 0)
+            if (cli_need_value(argc, argv, &i, "--name", &o->name, err) < 0)
                 return -1;
-        } else if (!strcmp(a, "-w") || is_opt(a, "--workdir")) {
+        } else if (!strcmp(a, "-w") || cli_is_opt(a, "--workdir")) {
             need = O_WORKDIR;
-            if (need_value(argc, argv, &i, "--workdir", &o->workdir, err) < 0)
+            if (cli_need_value(argc, argv, &i, "--workdir", &o->workdir, err) < 0)
                 return -1;
             if (o->workdir[0] != '/')
                 return cella_err_set(err, 0, "--workdir: '%s' is not an absolute path",
                                      o->workdir);
-        } else if (!strcmp(a, "-e") || is_opt(a, "--env") || !strncmp(a, "-e", 2)) {
+        } else if (!strcmp(a, "-e") || cli_is_opt(a, "--env") || !strncmp(a, "-e", 2)) {
             need = O_ENV;
             if (!strncmp(a, "-e", 2) && a[2])
                 v = a + 2;
-            else if (need_value(argc, argv, &i, "--env", &v, err) < 0)
+            else if (cli_need_value(argc, argv, &i, "--env", &v, err) < 0)
                 return -1;
             if (!env_assignment_valid(v))
                 return cella_err_set(err, 0,
