@@ -43,7 +43,6 @@ void catalog_init(core *c)
         im->kind = "preset";
         im->ref = "host";
         im->interpreter = presets[i].interpreter;
-        im->available = access(presets[i].interpreter, X_OK) == 0;
         im->allowed = allowed(cfg, im->name);
     }
     for (size_t i = 0; i < cfg->n_custom_images && c->n_images < CORE_MAX_IMAGES; i++) {
@@ -52,7 +51,6 @@ void catalog_init(core *c)
         im->kind = "custom";
         im->ref = cfg->custom_images[i].rootfs;
         im->interpreter = NULL;
-        im->available = is_dir(im->ref);
         im->allowed = allowed(cfg, im->name);
     }
 }
@@ -81,19 +79,20 @@ void catalog_allowed_list(core *c, char *buf, size_t n)
         snprintf(buf, n, "(none: the allowlist is empty)");
 }
 
-void catalog_refresh(core *c)
+bool catalog_available(const core_image *im)
 {
-    /* Availability can change (an interpreter installed later): look again. */
-    for (size_t i = 0; i < c->n_images; i++) {
-        core_image *im = &c->images[i];
-        im->available = im->interpreter ? access(im->interpreter, X_OK) == 0 : is_dir(im->ref);
-    }
+    /* Looked at each time: an interpreter may be installed (or an image
+     * directory restored) while the daemon runs. */
+    return im->interpreter ? access(im->interpreter, X_OK) == 0 : is_dir(im->ref);
 }
 
 size_t core_catalog(core *c, core_image *out, size_t max)
 {
-    catalog_refresh(c);
+    /* The shared table is read-only after start: availability goes into
+     * the caller's copy. */
     size_t n = c->n_images < max ? c->n_images : max;
     memcpy(out, c->images, n * sizeof(*out));
+    for (size_t i = 0; i < n; i++)
+        out[i].available = catalog_available(&out[i]);
     return n;
 }

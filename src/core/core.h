@@ -38,7 +38,7 @@ typedef struct core_image {
     const char *kind;             /* "preset" or "custom" */
     const char *ref;              /* what it is made from: "host" or a root directory */
     const char *interpreter;      /* presets: the program checked for, else NULL */
-    bool available;               /* its files are present */
+    bool available;               /* its files are present (set by core_catalog) */
     bool allowed;                 /* in the allowlist */
 } core_image;
 

@@ -101,7 +101,8 @@ bool pool_take(core *c, box **b, int *ws_fd);
 /* catalog.c */
 void catalog_init(core *c);
 const core_image *catalog_find(core *c, const char *name);
-void catalog_refresh(core *c);
+/* Whether an image's files are there now. */
+bool catalog_available(const core_image *im);
 /* Builds the "valid images are ..." list. */
 void catalog_allowed_list(core *c, char *buf, size_t n);
 

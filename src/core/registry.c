@@ -335,8 +335,7 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
         e->http_status = 400;
         return -1;
     }
-    catalog_refresh(c);
-    if (!im->available)
+    if (!catalog_available(im))
         return core_fail(e, S101, "image files missing for '%s' (%s not found)", im->name,
                          im->interpreter ? im->interpreter : im->ref);
     if (r->has_idle && r->idle_timeout_secs > cfg->max_idle_timeout_secs) {
