@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,3 +152,16 @@ int write_block(const char *path, const char *begin_mark, const char *end_mark, 
     return rename(tmp, path);
 }
 
+
+size_t bench_header(char *buf, size_t n, int runs)
+{
+    struct utsname u;
+    uname(&u);
+    time_t t = time(NULL);
+    char date[32];
+    strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&t));
+    int w = snprintf(buf, n, "Measured %s on Linux %s, %ld CPUs, %d runs of each, interleaved "
+                             "(`make bench`).\n\n",
+                     date, u.release, sysconf(_SC_NPROCESSORS_ONLN), runs);
+    return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+}

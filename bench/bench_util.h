@@ -18,6 +18,9 @@ void push(char **argv, int *n, const char *s);
 void bwrap_argv(char **argv, const char *bwrap, const char *ws, char *const cmd[]);
 /* The p-th quantile (0..1) of n sorted values. */
 double pct(double *sorted, int n, double p);
+/* Writes the block's first line (date, kernel, CPUs, runs) and a blank
+ * line into buf; returns the length written. */
+size_t bench_header(char *buf, size_t n, int runs);
 /* Replaces the text between the two marker lines in path with block
  * (appends the markers and block when they are missing). */
 int write_block(const char *path, const char *begin_mark, const char *end_mark, const char *block);

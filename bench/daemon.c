@@ -25,7 +25,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -382,16 +381,9 @@ int main(int argc, char **argv)
     waitpid(daemon, &status, 0);
 
     char block[8192];
-    size_t off = 0;
-    struct utsname u;
-    uname(&u);
-    time_t t = time(NULL);
-    char date[32];
-    strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&t));
+    size_t off = bench_header(block, sizeof(block), runs);
     off += (size_t)snprintf(block + off, sizeof(block) - off,
-                            "Measured %s on Linux %s, %ld CPUs, %d runs of each, interleaved "
-                            "(`make bench`).\n\n| what | median ms | p90 ms | ratio |\n|---|---:|---:|---:|\n",
-                            date, u.release, sysconf(_SC_NPROCESSORS_ONLN), runs);
+                            "| what | median ms | p90 ms | ratio |\n|---|---:|---:|---:|\n");
     series *all[] = {&bare_true, &exec_true, &s_bwrap, &s_create, &s_py, &s_run};
     for (int i = 0; i < 6; i += 2) {
         row(block, &off, sizeof(block), all[i], runs, 0);

@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -115,18 +114,10 @@ int main(int argc, char **argv)
     rmdir(ws);
 
     char block[8192];
-    size_t off = 0;
-    struct utsname u;
-    uname(&u);
-    time_t t = time(NULL);
-    char date[32];
-    strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&t));
+    size_t off = bench_header(block, sizeof(block), runs);
     off += (size_t)snprintf(block + off, sizeof(block) - off,
-                            "Measured %s on Linux %s, %ld CPUs, %d runs of each, interleaved "
-                            "(`make bench`).\n\n"
                             "| command | median ms | p90 ms | vs bare | vs bwrap | peak RSS KiB |\n"
-                            "|---|---:|---:|---:|---:|---:|\n",
-                            date, u.release, sysconf(_SC_NPROCESSORS_ONLN), runs);
+                            "|---|---:|---:|---:|---:|---:|\n");
     double med[6];
     for (int i = 0; i < nv; i++) {
         qsort(v[i].ms, (size_t)runs, sizeof(double), cmp_double);
