@@ -24,6 +24,8 @@ need_pkg jansson libjansson-dev
 need_pkg sqlite3 libsqlite3-dev
 need_pkg yaml-0.1 libyaml-dev
 need_pkg libcrypto libssl-dev
+# grep and sed inside sandboxes (linked statically into the agent).
+need_pkg libpcre2-8 libpcre2-dev
 # The end-to-end tests are pytest files run by /usr/bin/python3 (Debian's own).
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing="$missing python3-pytest"
 # Optional extras asked for by name: `deps.sh bench` adds bubblewrap for the

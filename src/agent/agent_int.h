@@ -91,5 +91,7 @@ int agent_builtin_main(char *const argv[]);
 /* Writes content to path (parents made) atomically, as `write` does.
  * Returns 0 or the errno of the failure. */
 int agent_builtin_write(const char *path, const char *mode, const char *content);
+/* fs.c: `fs OP key=value...`, the file API's operations (fs_int.h). */
+int agent_fs_main(char *const argv[]);
 
 #endif

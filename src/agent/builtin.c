@@ -176,6 +176,8 @@ int agent_builtin_main(char *const argv[])
     while (argv[argc])
         argc++;
     int e;
+    if (argc >= 1 && !strcmp(argv[0], "fs"))
+        return agent_fs_main(argv + 1);
     if (argc == 4 && !strcmp(argv[0], "write"))
         return write_file(argv[1], argv[2], !strcmp(argv[3], "1"), NULL, 0, 0, &e);
     fprintf(stderr, "unknown built-in operation '%s'\n", argc ? argv[0] : "");
