@@ -125,6 +125,9 @@ static void dispatch(agent *a, const proto_hdr *h, const uint8_t *p)
     case PROTO_SIGNAL:
         agent_exec_signal(a, h->id, p, h->len);
         break;
+    case PROTO_OUTPUT_ACK:
+        agent_exec_output_ack(a, h->id, p, h->len);
+        break;
     default:
         agent_send_error(a, h->id, PERR_BAD_REQUEST, "unexpected %s frame",
                          proto_type_name(h->type));
@@ -188,7 +191,8 @@ static void loop(agent *a)
                 if (!e || e->fd[s] < 0)
                     continue;
                 short ev = s == 0 ? (cbuf_avail(&e->stdin_buf) ? POLLOUT : 0)
-                                  : (s == EXEC_REPORT || !throttled) ? POLLIN : 0;
+                           : s == EXEC_REPORT ? POLLIN
+                           : throttled || (s == 1 && agent_exec_window_full(e)) ? 0 : POLLIN;
                 if (!ev)
                     continue;
                 owner[n] = i;

@@ -32,6 +32,8 @@ typedef struct agent_exec {
     uint64_t cap[3];          /* bytes forwarded at most, per stream (index 1, 2) */
     uint64_t kept[3];         /* bytes forwarded */
     uint64_t total[3];        /* bytes produced */
+    bool windowed;            /* EXEC_OUTPUT_WINDOW */
+    uint64_t acked;           /* stdout bytes the parent has consumed */
     cbuf stdin_buf;
     bool stdin_eof;           /* the parent has sent all of stdin */
     bool stdin_closed;        /* the command closed its stdin */
@@ -73,6 +75,9 @@ void agent_send_error(agent *a, uint32_t id, uint32_t code, const char *fmt, ...
 void agent_exec_start(agent *a, uint32_t id, const uint8_t *payload, size_t n);
 void agent_exec_stdin(agent *a, uint32_t id, uint16_t flags, const uint8_t *p, size_t n);
 void agent_exec_signal(agent *a, uint32_t id, const uint8_t *p, size_t n);
+void agent_exec_output_ack(agent *a, uint32_t id, const uint8_t *p, size_t n);
+/* Windowed stdout with the whole window in flight: do not read more. */
+bool agent_exec_window_full(const agent_exec *e);
 void agent_exec_pump(agent *a, agent_exec *e, int stream);
 /* The start report is readable: the command exec'd (EOF) or could not start. */
 void agent_exec_started(agent *a, int slot);

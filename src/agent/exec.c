@@ -277,6 +277,7 @@ void agent_exec_start(agent *a, uint32_t id, const uint8_t *payload, size_t n)
     p_in[1] = p_out[0] = p_err[0] = p_rep[0] = -1;
     e->cap[1] = req.stdout_cap;
     e->cap[2] = req.stderr_cap;
+    e->windowed = req.flags & EXEC_OUTPUT_WINDOW;
     /* Start failures name the program; write-exec's is its fifth word. */
     bool write_exec = (req.flags & EXEC_BUILTIN) && !strcmp(req.argv[0], "write-exec") &&
                       cella_strv_len(req.argv) > 4;
@@ -416,13 +417,34 @@ void agent_exec_signal(agent *a, uint32_t id, const uint8_t *p, size_t n)
         kill(e->pid, (int)sig);
 }
 
+bool agent_exec_window_full(const agent_exec *e)
+{
+    return e->windowed && e->kept[1] - e->acked >= PROTO_OUTPUT_WINDOW;
+}
+
+void agent_exec_output_ack(agent *a, uint32_t id, const uint8_t *p, size_t n)
+{
+    agent_exec *e = agent_exec_find(a, id);
+    wire_rd r;
+    wire_rd_init(&r, p, n);
+    uint32_t k = wire_get_u32(&r);
+    if (!e || !wire_rd_done(&r))
+        return;
+    /* Never past what was sent: a confused parent cannot open the window wider. */
+    e->acked = e->acked + k > e->kept[1] ? e->kept[1] : e->acked + k;
+}
+
 void agent_exec_pump(agent *a, agent_exec *e, int s)
 {
     static uint8_t scratch[64 << 10];
     for (int round = 0; round < 16 && e->fd[s] >= 0; round++) {
         ssize_t r;
+        if (s == 1 && agent_exec_window_full(e))
+            return;               /* the parent's ack reopens it */
         if (e->kept[s] < e->cap[s]) {
             uint64_t room = e->cap[s] - e->kept[s];
+            if (s == 1 && e->windowed && room > PROTO_OUTPUT_WINDOW - (e->kept[1] - e->acked))
+                room = PROTO_OUTPUT_WINDOW - (e->kept[1] - e->acked);
             size_t want = room < PROTO_CHUNK ? (size_t)room : PROTO_CHUNK;
             /* Read straight into the outgoing frame: output is copied once. */
             uint8_t *p = proto_reserve_frame(&a->out, want);
@@ -535,10 +557,11 @@ int agent_exec_tick(agent *a, int slot, int64_t now)
          * output already written is not lost to a slow reader. */
         if (!e->drain_deadline_ns)
             e->drain_deadline_ns = now + (int64_t)AGENT_DRAIN_GRACE_MS * 1000000;
-        else if (agent_throttled(a))
+        else if (agent_throttled(a) || agent_exec_window_full(e))
             e->drain_deadline_ns += since;
         if (now < e->drain_deadline_ns)
-            return agent_throttled(a) ? -1 : ms_until(e->drain_deadline_ns, now);
+            return agent_throttled(a) || agent_exec_window_full(e)
+                       ? -1 : ms_until(e->drain_deadline_ns, now);
     }
     finish(a, slot);
     return -1;

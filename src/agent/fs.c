@@ -665,15 +665,17 @@ static int op_read(const fs_args *a, jsonw *w)
     return BUILTIN_OK;
 }
 
-/* cat {path, offset=0, length?}: a header line
+/* cat {path, offset=0, length?, tail?}: a header line
  *   {"size":S,"mode":"0644","mtime":T,"offset":O,"length":L}
- * then exactly L bytes from offset O (clamped to the file). */
+ * then exactly L bytes from offset O (clamped to the file); tail=N means
+ * the last N bytes (a suffix Range, which needs the size). */
 static int op_cat(const fs_args *a, jsonw *w)
 {
     const char *path;
-    uint64_t off, len;
+    uint64_t off, len, tail;
     if (fs_arg_path(a, "path", &path) < 0 || fs_arg_u64(a, "offset", 0, &off) < 0 ||
-        fs_arg_u64(a, "length", UINT64_MAX, &len) < 0)
+        fs_arg_u64(a, "length", UINT64_MAX, &len) < 0 ||
+        fs_arg_u64(a, "tail", UINT64_MAX, &tail) < 0)
         return BUILTIN_USAGE;
     struct stat st;
     int rc;
@@ -681,6 +683,8 @@ static int op_cat(const fs_args *a, jsonw *w)
     if (fd < 0)
         return rc;
     uint64_t size = (uint64_t)st.st_size;
+    if (tail != UINT64_MAX)
+        off = tail < size ? size - tail : 0;
     if (off > size)
         off = size;
     if (len > size - off)

@@ -109,6 +109,7 @@ const char *proto_type_name(uint16_t type)
         [PROTO_EXEC] = "EXEC",     [PROTO_STDIN] = "STDIN",         [PROTO_SIGNAL] = "SIGNAL",
         [PROTO_STARTED] = "STARTED", [PROTO_OUTPUT] = "OUTPUT",     [PROTO_STDIN_ACK] = "STDIN_ACK",
         [PROTO_EXIT] = "EXIT",     [PROTO_ERROR] = "ERROR",         [PROTO_LOG] = "LOG",
+        [PROTO_OUTPUT_ACK] = "OUTPUT_ACK",
     };
     return type < PROTO_TYPE_MAX && names[type] ? names[type] : "?";
 }

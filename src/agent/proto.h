@@ -38,6 +38,7 @@ enum proto_type {
     PROTO_EXIT,          /* agent -> parent: proto_exit; the exec is over */
     PROTO_ERROR,         /* agent -> parent: proto_error; the exec was refused */
     PROTO_LOG,           /* agent -> parent: one line of diagnostics */
+    PROTO_OUTPUT_ACK,    /* parent -> agent: u32 stdout bytes consumed (EXEC_OUTPUT_WINDOW) */
     PROTO_TYPE_MAX
 };
 
@@ -146,7 +147,13 @@ enum {
      * sandbox user, its limits, its cwd), so paths are resolved inside the
      * sandbox with the sandbox user's rights and nothing else. */
     EXEC_BUILTIN = 1 << 1,
+    /* stdout flows in a window: at most PROTO_OUTPUT_WINDOW bytes sent and
+     * not yet acknowledged (OUTPUT_ACK). For transfers without a cap (a
+     * download): a slow client slows the command instead of growing the
+     * daemon's memory. */
+    EXEC_OUTPUT_WINDOW = 1 << 2,
 };
+#define PROTO_OUTPUT_WINDOW (1u << 20)
 
 typedef struct proto_exec {
     char **argv;                  /* argv[0] is looked up in PATH when it has no '/' */

@@ -34,6 +34,9 @@ struct mux_exec {
      * not acknowledged yet */
     cbuf stdin_data;
     bool has_stdin, stdin_closed, stdin_eof_sent;
+    bool stdin_more;              /* streamed stdin: more may be fed */
+    bool window;                  /* stdout flows in PROTO_OUTPUT_WINDOW */
+    uint64_t acked;               /* stdout bytes handed on (and acknowledged) */
     size_t inflight;
     bool killed;
     uint64_t cap[3];              /* output kept at most, per stream: the agent's caps, enforced again */
@@ -117,6 +120,13 @@ static void dispatch(mux_box *m, const proto_hdr *h, const uint8_t *p)
          * a subverted agent must not grow the daemon's memory. */
         if (x->kept[s] + h->len > x->cap[s])
             return;
+        if (s == 1 && x->window && x->kept[1] - x->acked + h->len > PROTO_OUTPUT_WINDOW) {
+            /* Past the window: the agent is not keeping to the protocol,
+             * and accepting would let it grow the daemon's memory. */
+            x->done = x->failed = true;
+            cella_err_set(&x->err, 0, "the agent overran its output window");
+            break;
+        }
         x->kept[s] += h->len;
         if (x->stream) {
             uint8_t hdr[5] = {(uint8_t)s};
@@ -333,6 +343,8 @@ static int pump_stdin(mux_exec *x, cella_err *err)
         if (closed || x->stdin_eof_sent)
             return 0;
         size_t left = cbuf_avail(&x->stdin_data);
+        if (left == 0 && x->stdin_more)
+            return 0;             /* the feeder has more to come */
         if (left == 0) {
             x->stdin_eof_sent = true;
             return send_frame(m, PROTO_STDIN, PROTO_STDIN_EOF, x->id, NULL, 0, err);
@@ -355,7 +367,9 @@ int mux_exec_start(mux_box *m, const mux_exec_req *r, mux_exec **out, cella_err 
 {
     mux_exec *x = cella_calloc(1, sizeof(*x));
     x->stream = r->stream;
-    x->has_stdin = r->has_stdin;
+    x->window = r->stream && r->window;
+    x->has_stdin = r->has_stdin || r->stdin_stream;
+    x->stdin_more = r->stdin_stream;
     x->cap[1] = r->exec->stdout_cap;
     x->cap[2] = r->exec->stderr_cap;
     for (int i = 0; i < 3; i++)
@@ -371,8 +385,10 @@ int mux_exec_start(mux_box *m, const mux_exec_req *r, mux_exec **out, cella_err 
         return -1;
     }
     proto_exec req = *r->exec;
-    if (r->has_stdin)
+    if (x->has_stdin)
         req.flags |= EXEC_STDIN;
+    if (x->window)
+        req.flags |= EXEC_OUTPUT_WINDOW;
     cbuf f;
     cbuf_init(&f);
     pthread_mutex_lock(&m->mu);
@@ -414,7 +430,7 @@ int mux_exec_start(mux_box *m, const mux_exec_req *r, mux_exec **out, cella_err 
         pthread_mutex_unlock(&m->send_mu);
     }
     cbuf_free(&f);
-    if (rc == 0 && r->has_stdin)
+    if (rc == 0 && x->has_stdin)
         rc = pump_stdin(x, err);
     if (rc < 0) {
         /* Nothing will answer this exec: the caller frees it. */
@@ -473,15 +489,70 @@ bool mux_exec_take(mux_exec *x, int *stream, cbuf *out)
     pthread_mutex_lock(&x->m->mu);
     cbuf *q = &x->out[0];
     bool got = cbuf_avail(q) >= 5;
+    uint32_t n = 0;
     if (got) {
         const uint8_t *h = cbuf_head(q);
         *stream = h[0];
-        uint32_t n = (uint32_t)h[1] | (uint32_t)h[2] << 8 | (uint32_t)h[3] << 16 | (uint32_t)h[4] << 24;
+        n = (uint32_t)h[1] | (uint32_t)h[2] << 8 | (uint32_t)h[3] << 16 | (uint32_t)h[4] << 24;
         cbuf_append(out, h + 5, n);
         cbuf_consume(q, 5 + (size_t)n);
+        if (x->window && *stream == PROTO_STREAM_STDOUT)
+            x->acked += n;
+        else
+            n = 0;
     }
     pthread_mutex_unlock(&x->m->mu);
+    if (n && !x->killed) {
+        /* Handed on: the agent may send that much more. */
+        uint8_t b[4];
+        wire_le32(b, n);
+        cella_err err;
+        if (send_frame(x->m, PROTO_OUTPUT_ACK, 0, x->id, b, sizeof(b), &err) < 0)
+            log_debug("output ack %u: %s", x->id, err.msg);
+    }
     return got;
+}
+
+int mux_exec_feed(mux_exec *x, const void *p, size_t n, int client_fd)
+{
+    cbuf_append(&x->stdin_data, p, n);
+    for (;;) {
+        cella_err err;
+        if (pump_stdin(x, &err) < 0)
+            log_debug("stdin: %s", err.msg);
+        if (state_flags(x) & MUX_DONE)
+            return MUX_DONE;
+        pthread_mutex_lock(&x->m->mu);
+        bool closed = x->stdin_closed;
+        pthread_mutex_unlock(&x->m->mu);
+        /* Closed by the command: the rest is dropped (its result says why). */
+        if (closed)
+            cbuf_reset(&x->stdin_data);
+        if (cbuf_avail(&x->stdin_data) <= MUX_FEED_HIGH)
+            return 0;
+        /* Wait for an ack, which wakes the exec's eventfd. */
+        struct pollfd pf[2] = {{.fd = x->efd, .events = POLLIN},
+                               {.fd = client_fd, .events = POLLRDHUP}};
+        int pr = poll(pf, client_fd >= 0 ? 2 : 1, 1000);
+        if (pr < 0 && errno != EINTR)
+            return MUX_DONE;
+        if (pr > 0 && (pf[0].revents & POLLIN)) {
+            uint64_t v;
+            if (read(x->efd, &v, sizeof(v)) < 0) {
+                /* EAGAIN: another wake already consumed it */
+            }
+        }
+        if (pr > 0 && client_fd >= 0 && (pf[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+            return MUX_CLIENT_GONE;
+    }
+}
+
+void mux_exec_feed_end(mux_exec *x)
+{
+    x->stdin_more = false;
+    cella_err err;
+    if (pump_stdin(x, &err) < 0)
+        log_debug("stdin: %s", err.msg);
 }
 
 void mux_exec_kill(mux_exec *x)

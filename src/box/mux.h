@@ -40,6 +40,11 @@ typedef struct mux_exec_req {
     size_t stdin_len;
     bool has_stdin;
     bool stream;                  /* output is taken as it comes (mux_exec_take) */
+    /* stream mode: stdout in a window (EXEC_OUTPUT_WINDOW), reopened as
+     * mux_exec_take hands it on; for transfers with no output cap */
+    bool window;
+    /* stdin arrives later through mux_exec_feed, ended by mux_exec_feed_end */
+    bool stdin_stream;
 } mux_exec_req;
 
 int mux_exec_start(mux_box *m, const mux_exec_req *r, mux_exec **out, cella_err *err);
@@ -56,6 +61,15 @@ int mux_exec_wait(mux_exec *x, int client_fd, int timeout_ms);
 /* Stream mode: takes the oldest output chunk into out (appended) and its
  * stream (PROTO_STREAM_*). False when none is queued. */
 bool mux_exec_take(mux_exec *x, int *stream, cbuf *out);
+/* Streamed stdin (stdin_stream): queues p[0..n) and sends what the window
+ * allows; blocks while more than MUX_FEED_HIGH bytes wait, so a fast
+ * uploader is held to the command's pace. Returns 0, or the MUX_* flags
+ * that stopped it (MUX_DONE: the command finished or failed first;
+ * MUX_CLIENT_GONE: client_fd hung up). */
+int mux_exec_feed(mux_exec *x, const void *p, size_t n, int client_fd);
+/* The end of streamed stdin. */
+void mux_exec_feed_end(mux_exec *x);
+#define MUX_FEED_HIGH (1u << 20)
 /* Asks the agent to kill the command's process group (SIGKILL). */
 void mux_exec_kill(mux_exec *x);
 

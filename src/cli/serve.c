@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/fs.h"
 #include "api/native.h"
 #include "core/config.h"
 #include "core/core.h"
@@ -168,7 +169,15 @@ int cli_serve_main(int argc, char **argv)
 
     if (core_open(&cfg, &c, &err) < 0)
         goto fail;
-    http_opts ho = {.cfg = &cfg, .core = c, .tokens = &tokens, .routes = api_native_routes};
+    /* Every dialect's routes, in one table for the server. */
+    http_route routes[HTTP_MAX_ROUTES_TOTAL + 1];
+    size_t nr = 0;
+    const http_route *tables[] = {api_native_routes, api_fs_routes};
+    for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+        for (const http_route *r = tables[t]; r->method && nr < HTTP_MAX_ROUTES_TOTAL; r++)
+            routes[nr++] = *r;
+    routes[nr] = (http_route){0};
+    http_opts ho = {.cfg = &cfg, .core = c, .tokens = &tokens, .routes = routes};
     if (http_start(&ho, &srv, &err) < 0)
         goto fail;
     api_native_set_server(srv);

@@ -66,6 +66,7 @@ static const field fields[] = {
     F(max_connections_per_ip, K_U32, 1, 65536),
     F(max_sandboxes_per_tenant, K_U32, 0, 100000),
     F(max_idle_timeout_secs, K_U64, 1, 31536000),
+    F(workspace_quota_bytes, K_SIZE, 0, 1ull << 50),
 };
 #undef F
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -105,6 +106,7 @@ void config_init(cella_config *c)
     c->max_connections = 512;
     c->max_connections_per_ip = 128;
     c->max_idle_timeout_secs = 86400;
+    c->workspace_quota_bytes = 4ull << 30;
     c->default_image = cella_strdup("python");
 }
 

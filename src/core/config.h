@@ -56,6 +56,8 @@ typedef struct cella_config {
     uint32_t max_connections_per_ip;    /* from one client address: 128 */
     uint32_t max_sandboxes_per_tenant;  /* 0: only max_concurrent_sandboxes applies */
     uint64_t max_idle_timeout_secs;     /* idle_timeout_secs a request may ask for: 86400 */
+    /* What file uploads (fs write, PUT, tar) may grow a workspace to: 4 GiB; 0: no quota */
+    uint64_t workspace_quota_bytes;
     char *default_image;                /* SANDBOX_WORKER_IMAGE: "python" */
 } cella_config;
 

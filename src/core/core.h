@@ -114,6 +114,11 @@ typedef struct core_exec_req {
     size_t stdin_len;
     bool stream;                  /* output taken as it comes (core_exec_take) */
     bool builtin;                 /* argv names an agent built-in (agent/builtin.c) */
+    /* internal to core/fs.c: */
+    bool fs_call;                 /* counts against the file-operation cap, not the exec cap */
+    bool no_timeout;              /* a transfer: bounded by its client, not a clock */
+    bool window;                  /* stream mode: stdout in a window, no cap */
+    bool stdin_stream;            /* stdin fed later (core_fs_upload_feed) */
 } core_exec_req;
 
 typedef struct core_exec_result {
@@ -140,6 +145,12 @@ void core_exec_end(core_exec *x);          /* kills it if still running, frees i
 int core_exec_run(sandbox *s, const core_exec_req *r, int client_fd, core_exec_result *res,
                   core_error *e);
 void core_exec_result_free(core_exec_result *r);
+/* File operations running at once in one sandbox (beside its execs). */
+#define CORE_FS_MAX_CALLS 16
+/* The most a file operation's JSON result may hold (grep keeps under 8 MiB). */
+#define CORE_FS_RESULT_MAX (16u << 20)
+/* Internal to core: the mux exec under a core exec (core/fs.c streams). */
+struct mux_exec *core_exec_mux(core_exec *x);
 /* How long a waiter gives the agent past a command's own timeout. */
 #define CORE_AGENT_GRACE_MS 10000
 
@@ -173,6 +184,48 @@ typedef struct core_run_req {
  * (40 bytes) receives the id when keep_sandbox, else "". */
 int core_run(core *c, const char *tenant, const core_run_req *r, int client_fd,
              core_exec_result *res, char *sandbox_id_out, core_error *e);
+
+/* ---- files (core/fs.c) ------------------------------------------------------ */
+
+/* One of the agent's file operations (agent/fs_int.h has the list, the
+ * arguments and the results). It runs inside the sandbox as its user;
+ * the daemon never resolves a sandbox path itself. File operations bump
+ * the idle clock, may run while execs are in flight, and have a cap of
+ * their own (CORE_FS_MAX_CALLS, then S003). */
+typedef struct core_fs_req {
+    const char *op;               /* "ls", "grep", ... */
+    char *const *args;            /* "key=value" words, NULL-terminated */
+    bool has_stdin;
+    const uint8_t *stdin_data;
+    size_t stdin_len;
+} core_fs_req;
+
+/* Runs it; result receives its JSON object (text, as the agent wrote it:
+ * untrusted, the caller parses it). Failures are S21x (S211 with fix
+ * {"parents": true} for a write's missing parent), S400 for the quota. */
+int core_fs(sandbox *s, const core_fs_req *r, int client_fd, cbuf *result, core_error *e);
+
+/* Transfers: bytes streamed through a window in either direction, never
+ * whole in the daemon's memory, with no clock (the client's hang-up ends
+ * them, killing the operation: an upload then replaces nothing). */
+typedef struct core_fs_stream core_fs_stream;
+/* cat, tar-create: started, and header gets their first line (JSON text). */
+int core_fs_download(sandbox *s, const core_fs_req *r, int client_fd, core_fs_stream **out,
+                     cbuf *header, core_error *e);
+/* Up to max bytes of the download; 0 at its end; -1 and e on failure. Blocks. */
+ssize_t core_fs_read(core_fs_stream *st, void *buf, size_t max, core_error *e);
+/* write, tar-extract: started with stdin open. */
+int core_fs_upload_begin(sandbox *s, const core_fs_req *r, int client_fd, core_fs_stream **out,
+                         core_error *e);
+/* -1 when the operation ended early (core_fs_upload_end says why). Blocks
+ * while the sandbox catches up. */
+int core_fs_upload_feed(core_fs_stream *st, const void *p, size_t n);
+/* Ends stdin, waits for the operation, and fills result (as core_fs). */
+int core_fs_upload_end(core_fs_stream *st, cbuf *result, core_error *e);
+/* Frees it; a transfer still running is killed. */
+void core_fs_close(core_fs_stream *st);
+/* The workspace quota in bytes (0: none), for uploads' "quota=" argument. */
+uint64_t core_workspace_quota(core *c);
 
 /* ---- metrics ------------------------------------------------------------ */
 

@@ -31,6 +31,7 @@ struct sandbox {
     /* under core.mu */
     unsigned refs;
     unsigned execs;
+    unsigned fs_calls;            /* file operations running (their own cap) */
     bool dead, stopped;
     char dead_reason[160];
 };

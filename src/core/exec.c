@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/builtin.h"
 #include "core/core_int.h"
 #include "util/alloc.h"
 #include "util/fdio.h"
@@ -14,6 +13,7 @@
 
 struct core_exec {
     sandbox *s;
+    bool fs_call;
     mux_exec *mx;
     uint64_t timeout_ms;
     int64_t started_ns;
@@ -32,6 +32,8 @@ int core_exec_start(sandbox *s, const core_exec_req *r, core_exec **out, core_er
     uint64_t timeout = r->has_timeout ? r->timeout_ms : cfg->default_exec_timeout_ms;
     if (timeout > cfg->max_exec_timeout_ms)
         timeout = cfg->max_exec_timeout_ms;
+    if (r->no_timeout)
+        timeout = 0;
 
     pthread_mutex_lock(&c->mu);
     int rc = 0;
@@ -41,11 +43,17 @@ int core_exec_start(sandbox *s, const core_exec_req *r, core_exec **out, core_er
         rc = core_fail(e, S004, "sandbox already stopped: %s", s->id.str);
     else if (s->dead)
         rc = core_fail(e, S004, "sandbox already stopped: %s (%s)", s->id.str, s->dead_reason);
-    else if (s->execs >= cfg->max_execs_per_sandbox)
+    else if (r->fs_call && s->fs_calls >= CORE_FS_MAX_CALLS)
+        rc = core_fail(e, S003, "sandbox %s has %u file operations running; wait for one to "
+                       "finish", s->id.str, CORE_FS_MAX_CALLS);
+    else if (!r->fs_call && s->execs >= cfg->max_execs_per_sandbox)
         rc = core_fail(e, S003, "sandbox %s is at its exec concurrency cap (%u)", s->id.str,
                        cfg->max_execs_per_sandbox);
     if (rc == 0) {
-        s->execs++;
+        if (r->fs_call)
+            s->fs_calls++;
+        else
+            s->execs++;
         s->refs++;
         c->execs_running++;
         s->last_used_ns = clock_now_ns();
@@ -66,7 +74,8 @@ int core_exec_start(sandbox *s, const core_exec_req *r, core_exec **out, core_er
         .env = env,
         .cwd = (char *)(r->workdir ? r->workdir : ""),
         .timeout_ms = timeout,
-        .stdout_cap = cfg->output_limit_bytes,
+        .stdout_cap = r->window ? UINT64_MAX : r->fs_call ? CORE_FS_RESULT_MAX
+                                                          : cfg->output_limit_bytes,
         .stderr_cap = cfg->output_limit_bytes,
         .flags = r->builtin ? EXEC_BUILTIN : 0,
     };
@@ -76,12 +85,16 @@ int core_exec_start(sandbox *s, const core_exec_req *r, core_exec **out, core_er
         .stdin_len = r->stdin_len,
         .has_stdin = r->has_stdin,
         .stream = r->stream,
+        .window = r->window,
+        .stdin_stream = r->stdin_stream,
     };
     core_exec *x = cella_calloc(1, sizeof(*x));
     x->s = s;
+    x->fs_call = r->fs_call;
     x->timeout_ms = timeout;
     x->started_ns = clock_now_ns();
-    x->deadline_ns = x->started_ns + (int64_t)(timeout + CORE_AGENT_GRACE_MS) * 1000000;
+    x->deadline_ns = timeout ? x->started_ns + (int64_t)(timeout + CORE_AGENT_GRACE_MS) * 1000000
+                             : INT64_MAX;
     cella_err err;
     rc = mux_exec_start(s->mux, &mr, &x->mx, &err);
     cella_free(env);
@@ -113,13 +126,22 @@ int core_exec_wait(core_exec *x, int client_fd, int timeout_ms)
     return f;
 }
 
+struct mux_exec *core_exec_mux(core_exec *x)
+{
+    return x->mx;
+}
+
 bool core_exec_take(core_exec *x, int *stream, cbuf *out)
 {
     return mux_exec_take(x->mx, stream, out);
 }
 
-static void count_exec(core *c, const core_exec_result *res, bool failed, int64_t dur_ns)
+static void count_exec(const core_exec *x, const core_exec_result *res, bool failed,
+                       int64_t dur_ns)
 {
+    if (x->fs_call)
+        return;                   /* file operations are not execs in the metrics */
+    core *c = x->s->c;
     pthread_mutex_lock(&c->mu);
     if (failed)
         c->m.execs_failed++;
@@ -148,13 +170,13 @@ int core_exec_finish(core_exec *x, core_exec_result *res, core_error *e)
     sandbox *s = x->s;
     int64_t dur = clock_now_ns() - x->started_ns;
     if (x->hung) {
-        count_exec(s->c, res, true, dur);
+        count_exec(x, res, true, dur);
         return core_fail(e, S302, "sandbox %s: its agent stopped answering", s->id.str);
     }
     mux_result mr;
     cella_err err;
     if (mux_exec_result(x->mx, &mr, &err) < 0) {
-        count_exec(s->c, res, true, dur);
+        count_exec(x, res, true, dur);
         switch (mr.refused) {
         case PERR_BUSY:
             return core_fail(e, S003, "sandbox %s is at its exec concurrency cap", s->id.str);
@@ -174,7 +196,7 @@ int core_exec_finish(core_exec *x, core_exec_result *res, core_error *e)
     }
     const proto_exit *px = &mr.exit;
     if (px->flags & EXIT_NOT_STARTED) {
-        count_exec(s->c, res, true, dur);
+        count_exec(x, res, true, dur);
         const char *msg = px->error ? px->error : "the command could not start";
         int rc = !strncmp(msg, "workdir", 7) ? core_fail(e, S001, "invalid request: %s", msg)
                  : !strncmp(msg, "write", 5) ? core_fail(e, S216, "%s", msg)
@@ -201,7 +223,7 @@ int core_exec_finish(core_exec *x, core_exec_result *res, core_error *e)
         cbuf_init(&mr.out[i]);
     }
     mux_result_free(&mr);
-    count_exec(s->c, res, false, dur);
+    count_exec(x, res, false, dur);
     return 0;
 }
 
@@ -213,7 +235,10 @@ void core_exec_end(core_exec *x)
     sandbox *s = x->s;
     core *c = s->c;
     pthread_mutex_lock(&c->mu);
-    s->execs--;
+    if (x->fs_call)
+        s->fs_calls--;
+    else
+        s->execs--;
     s->last_used_ns = clock_now_ns();
     c->execs_running--;
     pthread_cond_broadcast(&c->cv);
@@ -263,46 +288,20 @@ static const struct {
     {{"shell", "sh", "bash"}, "/bin/sh", "sh"},
 };
 
-/* Writes data to path inside the sandbox (parents made, mode 0644), through
- * the agent's built-in, as the sandbox user. */
+/* Writes data to path inside the sandbox (parents made, mode 0644), as
+ * the file API's write does. */
 static int write_in_sandbox(sandbox *s, const char *path, const uint8_t *data, size_t n,
                             int client_fd, core_error *e)
 {
-    char *argv[] = {"write", (char *)path, "0644", "1", NULL};
-    core_exec_req r = {.argv = argv, .has_stdin = true, .stdin_data = data, .stdin_len = n,
-                       .builtin = true, .has_timeout = true, .timeout_ms = 60000};
-    core_exec_result res;
-    if (core_exec_run(s, &r, client_fd, &res, e) < 0)
-        return -1;
-    int rc = 0;
-    if (!res.has_exit_code || res.exit_code != BUILTIN_OK) {
-        cbuf *m = &res.out[2];
-        int len = (int)cbuf_avail(m);
-        while (len > 0 && cbuf_head(m)[len - 1] == '\n')
-            len--;
-        const char *msg = (const char *)cbuf_head(m);
-        if (!len) {
-            msg = "write failed";
-            len = (int)strlen(msg);
-        }
-        switch (res.has_exit_code ? res.exit_code : -1) {
-        case BUILTIN_NOT_FOUND:
-            rc = core_fail(e, S211, "%.*s", len, msg);
-            break;
-        case BUILTIN_WRONG_TYPE:
-            rc = core_fail(e, S212, "%.*s", len, msg);
-            break;
-        case BUILTIN_DENIED:
-            rc = core_fail(e, S215, "%.*s", len, msg);
-            break;
-        case BUILTIN_USAGE:
-            rc = core_fail(e, S210, "invalid path: %s", path);
-            break;
-        default:
-            rc = core_fail(e, S216, "%.*s", len, msg);
-        }
-    }
-    core_exec_result_free(&res);
+    char *pa = cella_asprintf("path=%s", path);
+    char *args[] = {pa, "mode=0644", "parents=1", NULL};
+    core_fs_req r = {.op = "write", .args = args, .has_stdin = true, .stdin_data = data,
+                     .stdin_len = n};
+    cbuf out;
+    cbuf_init(&out);
+    int rc = core_fs(s, &r, client_fd, &out, e);
+    cbuf_free(&out);
+    cella_free(pa);
     return rc;
 }
 

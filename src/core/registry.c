@@ -584,7 +584,7 @@ static void reap_once(core *c)
     for (size_t i = 0; i < c->n && nv < 64;) {
         sandbox *s = c->v[i];
         int64_t limit_ms = (int64_t)s->idle_timeout_secs * 1000;
-        if (s->execs)
+        if (s->execs || s->fs_calls)
             limit_ms += (int64_t)c->cfg->max_exec_timeout_ms + 60000;
         if ((now - s->last_used_ns) / 1000000 > limit_ms) {
             registry_remove(c, s);

@@ -23,7 +23,7 @@
 /* A connection that sends nothing (an idle keep-alive one, or a caller
  * trickling its headers) is closed after this long. */
 #define HTTP_IDLE_TIMEOUT_S 60
-#define HTTP_MAX_ROUTES 64
+
 /* Request bodies held in memory at once, across connections, as a multiple
  * of max_body_bytes: many callers sending the largest bodies at once get
  * S301 (retry) instead of the daemon's memory. */
@@ -45,7 +45,7 @@ struct http_server {
     char bound[128];
     pthread_mutex_t mu;           /* stats, body budget */
     uint64_t bodies_held;         /* request bytes buffered across all connections */
-    route_stats stats[HTTP_MAX_ROUTES + 1];   /* last: no route matched */
+    route_stats stats[HTTP_MAX_ROUTES_TOTAL + 1];   /* last: no route matched */
 };
 
 typedef struct req {
@@ -58,8 +58,17 @@ typedef struct req {
     bool prechecked;
     const http_route *route;
     int64_t start_ns;
-    char params_buf[512];
+    char params_buf[HTTP_MAX_PARAM_BYTES];
+    http_body_sink sink;          /* ROUTE_STREAM_BODY: where the body goes */
+    bool has_sink, sink_full;
 } req;
+
+/* Set by the URL decoder when a %00 decodes to a NUL byte, read (and
+ * cleared) by the request it belongs to: libmicrohttpd decodes a request's
+ * URL and arguments in the connection's own thread just before calling
+ * on_request, and a C string would silently end at the NUL (a path
+ * "a%00/../b" must not quietly become "a"). */
+static _Thread_local bool url_had_nul;
 
 /* ---- replies ------------------------------------------------------------- */
 
@@ -183,24 +192,40 @@ static void stream_free(void *cls)
     cella_free(s);
 }
 
-void http_reply_stream(http_ctx *c, int status, const char *content_type, http_stream_fn fn,
-                       void (*free_fn)(void *arg), void *arg)
+void http_reply_stream_ex(http_ctx *c, int status, const char *content_type, uint64_t length,
+                          const char *const *headers, http_stream_fn fn,
+                          void (*free_fn)(void *arg), void *arg)
 {
     stream_ctx *s = cella_calloc(1, sizeof(*s));
     s->fn = fn;
     s->free_fn = free_fn;
     s->arg = arg;
-    struct MHD_Response *r =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 << 10, stream_reader, s, stream_free);
+    struct MHD_Response *r = MHD_create_response_from_callback(
+        length == UINT64_MAX ? MHD_SIZE_UNKNOWN : length, 64 << 10, stream_reader, s, stream_free);
     if (!r) {
         stream_free(s);
         log_error("cannot create a streamed response");
         return;
     }
     MHD_add_response_header(r, "Content-Type", content_type);
-    /* Proxies must pass events through as they come. */
-    MHD_add_response_header(r, "X-Accel-Buffering", "no");
+    for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
+        MHD_add_response_header(r, headers[i], headers[i + 1]);
     queue(c, status, r);
+}
+
+void http_reply_stream(http_ctx *c, int status, const char *content_type, http_stream_fn fn,
+                       void (*free_fn)(void *arg), void *arg)
+{
+    /* Proxies must pass events through as they come. */
+    static const char *const h[] = {"X-Accel-Buffering", "no", NULL};
+    http_reply_stream_ex(c, status, content_type, UINT64_MAX, h, fn, free_fn, arg);
+}
+
+void http_accept_body(http_ctx *c, const http_body_sink *sink)
+{
+    req *r = (req *)c;
+    r->sink = *sink;
+    r->has_sink = true;
 }
 
 const char *http_header(http_ctx *c, const char *name)
@@ -223,7 +248,17 @@ static bool match(const char *pattern, const char *path, const char **params, ch
     size_t used = 0;
     int np = 0;
     const char *p = pattern, *q = path;
-    while (*p && *q) {
+    while (*p && (*q || (p[0] == '{' && p[1] == '*'))) {
+        if (p[0] == '{' && p[1] == '*') {
+            /* The rest of the path, whatever it holds. */
+            size_t sl = strlen(q);
+            if (strcmp(strchr(p, '}') ? strchr(p, '}') : "", "}") != 0 || used + sl + 1 > bufn ||
+                np >= HTTP_MAX_PARAMS)
+                return false;
+            memcpy(buf + used, q, sl + 1);
+            params[np++] = buf + used;
+            return true;
+        }
         if (*p == '{') {
             const char *pe = strchr(p, '}');
             size_t sl = strcspn(q, "/");
@@ -369,11 +404,43 @@ static bool precheck(http_server *s, req *r)
         http_reply_error(&r->c, &e);
         return false;
     }
+    if (r->route->flags & ROUTE_STREAM_BODY)
+        r->too_large = false;     /* the handler bounds what it takes */
     if (r->too_large) {
         too_large(s, r);
         return false;
     }
     return true;
+}
+
+/* A streamed-body route: its handler runs now, before the body; it
+ * replies (refusing) or takes the body with http_accept_body. */
+static void start_streamed(req *r)
+{
+    r->c.body = NULL;
+    r->c.body_len = 0;
+    r->route->handler(&r->c);
+    if (r->c.replied)
+        r->started = true;
+    else if (!r->has_sink) {
+        core_error e;
+        core_fail(&e, S302, "internal error: %s took no body", r->c.path);
+        http_reply_error(&r->c, &e);
+        r->started = true;
+    }
+}
+
+/* After the last byte: the sink replies. */
+static void end_streamed(req *r)
+{
+    r->started = true;
+    r->has_sink = false;
+    r->sink.end(r->sink.arg, &r->c);
+    if (!r->c.replied) {
+        core_error e;
+        core_fail(&e, S302, "internal error: %s answered nothing", r->c.path);
+        http_reply_error(&r->c, &e);
+    }
 }
 
 static void dispatch(http_server *s, req *r)
@@ -388,6 +455,14 @@ static void dispatch(http_server *s, req *r)
     if (r->over_budget) {
         core_fail(&e, S301, "the daemon is receiving too many large requests at once; retry");
         http_reply_error(&r->c, &e);
+        return;
+    }
+    if (r->route->flags & ROUTE_STREAM_BODY) {
+        /* No body came (GET, or an empty PUT). */
+        if (!r->has_sink)
+            start_streamed(r);
+        if (r->has_sink)
+            end_streamed(r);
         return;
     }
     r->c.body = cbuf_head(&r->body);
@@ -429,12 +504,34 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
          * refuse at the end, which keeps the connection alive for the
          * caller's next request. */
         const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding");
+        bool had_nul = url_had_nul;
+        url_had_nul = false;
+        if (had_nul) {
+            core_error e;
+            core_fail(&e, S001, "invalid request: the URL holds a NUL byte (%%00)");
+            http_reply_error(&r->c, &e);
+            r->prechecked = r->started = true;
+            return MHD_YES;
+        }
         if ((cl && strtoull(cl, NULL, 10) > 0) || te) {
             r->prechecked = true;
             if (!precheck(s, r))
                 r->started = true;
+            else if (r->route->flags & ROUTE_STREAM_BODY)
+                start_streamed(r);
         }
         return MHD_YES;
+    }
+    if (*upload_size && r->has_sink) {
+        if (!r->sink_full && r->sink.data(r->sink.arg, (const uint8_t *)upload_data,
+                                          *upload_size) < 0)
+            r->sink_full = true;  /* the rest is read and dropped; end says why */
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (!*upload_size && r->has_sink) {
+        end_streamed(r);
+        return r->c.replied ? MHD_YES : MHD_NO;
     }
     if (*upload_size) {
         /* Answered already (refused from its headers, or too large): the
@@ -496,6 +593,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
              r->route ? (r->route->name ? r->route->name : r->route->pattern) : "-", status,
              r->c.tenant ? r->c.tenant : "-", ms,
              (unsigned)toe < sizeof(endings) / sizeof(endings[0]) ? endings[toe] : "?");
+    if (r->has_sink)
+        r->sink.abort(r->sink.arg);   /* the connection ended mid-body */
     if (r->held) {
         pthread_mutex_lock(&s->mu);
         s->bodies_held -= r->held;
@@ -504,6 +603,36 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     cbuf_free(&r->body);
     cella_free(r);
     *req_cls = NULL;
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* libmicrohttpd's own decoding, except that a %00 is noted (url_had_nul)
+ * and kept as the three characters, never decoded into a string end. */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+    char *w = s;
+    for (const char *p = s; *p;) {
+        int hi, lo;
+        if (p[0] == '%' && (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0) {
+            char c = (char)(hi << 4 | lo);
+            if (c == '\0') {
+                url_had_nul = true;
+                *w++ = *p++;
+                continue;
+            }
+            *w++ = c;
+            p += 3;
+            continue;
+        }
+        *w++ = *p++;
+    }
+    *w = '\0';
+    return (size_t)(w - s);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
@@ -584,7 +713,7 @@ int http_start(const http_opts *o, http_server **out, cella_err *err)
     s->core = o->core;
     s->tokens = o->tokens;
     s->routes = o->routes;
-    while (s->routes[s->n_routes].method && s->n_routes < HTTP_MAX_ROUTES)
+    while (s->routes[s->n_routes].method && s->n_routes < HTTP_MAX_ROUTES_TOTAL)
         s->n_routes++;
     pthread_mutex_init(&s->mu, NULL);
     int fd = listen_socket(o->cfg->listen, s->bound, sizeof(s->bound), err);
@@ -602,6 +731,7 @@ int http_start(const http_opts *o, http_server **out, cella_err *err)
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->cfg->max_connections_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
         MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
         MHD_OPTION_END);
     if (!s->d) {
         close(fd);

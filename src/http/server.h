@@ -19,6 +19,10 @@ typedef struct http_server http_server;
 typedef struct http_ctx http_ctx;
 
 #define HTTP_MAX_PARAMS 4
+/* Routes one server can hold. */
+#define HTTP_MAX_ROUTES_TOTAL 64
+/* The longest URL path a route parameter can take (a {*path}). */
+#define HTTP_MAX_PARAM_BYTES 8192
 
 /* What a handler sees of its request. */
 struct http_ctx {
@@ -42,7 +46,23 @@ struct http_ctx {
 enum {
     ROUTE_PUBLIC = 1 << 0,        /* no token needed (health probes) */
     ROUTE_ADMIN = 1 << 1,         /* an admin token needed */
+    /* The body is not buffered: the handler runs once the headers are in
+     * (body NULL) and takes the body as it arrives with http_accept_body.
+     * max_body_bytes does not apply; the handler bounds what it takes. */
+    ROUTE_STREAM_BODY = 1 << 2,
 };
+
+/* Where a streamed body goes. data returns -1 to take no more (the rest is
+ * read and dropped); end runs after the last byte and replies; abort runs
+ * instead when the connection ends first. arg belongs to the sink: end or
+ * abort must free it. */
+typedef struct http_body_sink {
+    int (*data)(void *arg, const uint8_t *p, size_t n);
+    void (*end)(void *arg, http_ctx *c);
+    void (*abort)(void *arg);
+    void *arg;
+} http_body_sink;
+void http_accept_body(http_ctx *c, const http_body_sink *sink);
 
 typedef void (*http_handler)(http_ctx *c);
 /* Renders an error in the route's dialect: the body, and the status to use. */
@@ -50,7 +70,9 @@ typedef json_t *(*http_error_fn)(const core_error *e, int *status);
 
 typedef struct http_route {
     const char *method;           /* "GET", "POST", "PUT", "DELETE" */
-    const char *pattern;          /* "/v1/sandboxes/{id}/exec": {x} is one segment */
+    /* "/v1/sandboxes/{id}/exec": {x} is one segment; a last {*x} takes the
+     * rest of the path, slashes and all (possibly nothing) */
+    const char *pattern;
     const char *name;             /* for logs and metrics (the pattern if NULL) */
     unsigned flags;
     http_handler handler;
@@ -80,6 +102,12 @@ void http_reply_text(http_ctx *c, int status, const char *content_type, char *te
 typedef ssize_t (*http_stream_fn)(void *arg, char *buf, size_t max);
 void http_reply_stream(http_ctx *c, int status, const char *content_type, http_stream_fn fn,
                        void (*free_fn)(void *arg), void *arg);
+/* The same with a known length (UINT64_MAX: unknown, chunked) and extra
+ * headers: {name, value, name, value, ..., NULL}. A reader that ends
+ * before length bytes makes the server close the connection. */
+void http_reply_stream_ex(http_ctx *c, int status, const char *content_type, uint64_t length,
+                          const char *const *headers, http_stream_fn fn,
+                          void (*free_fn)(void *arg), void *arg);
 /* A request header, or NULL. */
 const char *http_header(http_ctx *c, const char *name);
 /* A query argument, or NULL. */

@@ -1,0 +1,28 @@
+/* The file API over HTTP: JSON operations (ls, stat, mkdir, write, read,
+ * rm, chmod, mv, grep, sed, glob) and raw transfers (a file's bytes with
+ * Range, a directory as a tar archive). The JSON decoding is shared by
+ * every dialect that speaks iii's fs payloads. */
+#ifndef CELLA_API_FS_H
+#define CELLA_API_FS_H
+
+#include <jansson.h>
+
+#include "core/core.h"
+#include "http/server.h"
+
+/* Runs op (iii's name: "ls", "grep", ...) with iii's request fields in
+ * body (sandbox_id excepted: the caller checks it) and returns iii's
+ * result object in *result. files_base ("/v1/sandboxes/<id>/files") makes
+ * read's `content.url`. */
+int api_fs_call(core *c, sandbox *s, const char *op, json_t *body, int client_fd,
+                const char *files_base, json_t **result, core_error *e);
+/* The fields op takes (NULL-terminated), or NULL for an unknown op. */
+const char *const *api_fs_fields(const char *op);
+
+/* An absolute sandbox path as a URL path under base, each byte outside
+ * [A-Za-z0-9/._~-] percent-encoded. Returns a malloc'd string. */
+char *api_fs_url(const char *base, const char *path);
+
+extern const http_route api_fs_routes[];
+
+#endif
