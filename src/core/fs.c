@@ -88,7 +88,11 @@ static int fs_failed(const core_exec_result *res, const cbuf *err, const char *o
     case BUILTIN_UNSUPPORTED:
         return core_fail(e, S219, "%.*s", len, msg);
     case BUILTIN_QUOTA:
-        return core_fail(e, S400, "%.*s", len, msg);
+        core_fail(e, S400, "%.*s", len, msg);
+        e->http_status = 413;     /* the body is what is too large */
+        e->fix_note = "free space in the workspace, or ask the operator for a larger "
+                      "workspace_quota_bytes";
+        return -1;
     case BUILTIN_IO:
         return core_fail(e, S216, "%.*s", len, msg);
     default:

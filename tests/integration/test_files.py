@@ -1,0 +1,434 @@
+"""The file API end to end: every operation's normal use and its errors,
+raw transfers with Range, the workspace quota, and the hostile cases
+(symlinks to host files, FIFOs, devices, NUL bytes, a transfer cut short).
+A real daemon, real sandboxes."""
+import base64
+import hashlib
+import http.client
+import json
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from conftest import HANG_LIMIT
+from daemon import Daemon, err_code, wait_until
+
+
+@pytest.fixture(scope="module")
+def d(tmp_path_factory):
+    cfg = tmp_path_factory.mktemp("cfg") / "cella.yaml"
+    cfg.write_text("workspace_quota_bytes: 64MiB\npool_size: 1\n")
+    daemon = Daemon(config=str(cfg)).start()
+    yield daemon
+    daemon.close()
+
+
+@pytest.fixture
+def sid(d):
+    s = d.create("shell")
+    yield s
+    d.delete(f"/v1/sandboxes/{s}")
+
+
+def fs(d, sid, op, **body):
+    return d.post(f"/v1/sandboxes/{sid}/fs/{op}", body)
+
+
+def ok(d, sid, op, **body):
+    st, b = fs(d, sid, op, **body)
+    assert st == 200, (op, st, b)
+    return b
+
+
+def sh(d, sid, cmd):
+    st, b = d.exec(sid, argv=["/bin/sh", "-c", cmd])
+    assert st == 200, b
+    return b
+
+
+def raw(d, method, path, body=None, headers=None):
+    c = d.conn()
+    c.request(method, path, body=body, headers=headers or {})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, dict(r.getheaders()), data
+
+
+# ---- ls, stat, mkdir --------------------------------------------------------------
+
+
+def test_ls_and_stat(d, sid):
+    sh(d, sid, "mkdir /workspace/dir && printf abc > /workspace/f && ln -s f /workspace/l")
+    entries = ok(d, sid, "ls", path="/workspace")["entries"]
+    by = {e["name"]: e for e in entries}
+    assert [e["name"] for e in entries] == sorted(by)
+    assert by["dir"]["is_dir"] and not by["dir"]["is_symlink"]
+    assert by["f"] == {**by["f"], "size": 3, "mode": "0644", "is_dir": False, "is_symlink": False}
+    assert by["l"]["is_symlink"] and not by["l"]["is_dir"]
+    assert isinstance(by["f"]["mtime"], int) and by["f"]["mtime"] > 1_600_000_000
+    st = ok(d, sid, "stat", path="/workspace/l")
+    assert st["name"] == "l" and st["is_symlink"]
+    assert ok(d, sid, "stat", path="f")["size"] == 3          # relative to /workspace
+    st, b = fs(d, sid, "ls", path="/workspace/missing")
+    assert st == 404 and err_code(b) == "S211" and "/workspace/missing" in b["error"]["message"]
+    st, b = fs(d, sid, "ls", path="/workspace/f")
+    assert err_code(b) == "S212"
+    st, b = fs(d, sid, "stat", path="/nope")
+    assert err_code(b) == "S211"
+
+
+def test_mkdir(d, sid):
+    assert ok(d, sid, "mkdir", path="/workspace/a")["created"] is True
+    st, b = fs(d, sid, "mkdir", path="/workspace/a")
+    assert err_code(b) == "S213"
+    assert ok(d, sid, "mkdir", path="/workspace/a", parents=True)["created"] is False
+    st, b = fs(d, sid, "mkdir", path="/workspace/x/y")
+    assert err_code(b) == "S211" and "parent not found: /workspace/x" in b["error"]["message"]
+    assert ok(d, sid, "mkdir", path="/workspace/x/y/z", parents=True, mode="0700")["created"]
+    assert ok(d, sid, "stat", path="/workspace/x/y/z")["mode"] == "0700"
+    for bad in ("0999", "rwx", "", "-1", "77777"):
+        st, b = fs(d, sid, "mkdir", path="/workspace/m", mode=bad)
+        assert st == 400 and err_code(b) == "S210", bad
+    st, b = fs(d, sid, "mkdir", path="/workspace/m", parents="yes")
+    assert err_code(b) == "S001" and "parents" in b["error"]["message"]
+
+
+# ---- write, read ---------------------------------------------------------------------
+
+
+def test_write_and_read(d, sid):
+    b = ok(d, sid, "write", path="/workspace/t.txt", content="héllo\n")
+    assert b == {"bytes_written": 7, "path": "/workspace/t.txt"}
+    r = ok(d, sid, "read", path="/workspace/t.txt")
+    assert r["body"] == "héllo\n" and r["size"] == 7 and r["mode"] == "0644"
+    assert r["content"]["url"] == f"/v1/sandboxes/{sid}/files/workspace/t.txt"
+    st, _, data = raw(d, "GET", r["content"]["url"])
+    assert st == 200 and data == "héllo\n".encode()
+    # Binary: base64 in, no inline body out.
+    blob = bytes(range(256))
+    ok(d, sid, "write", path="bin", content_b64=base64.b64encode(blob).decode(), mode="0600")
+    r = ok(d, sid, "read", path="/workspace/bin")
+    assert "body" not in r and r["size"] == 256 and r["mode"] == "0600"
+    # Writes are owned by the sandbox user, replace atomically, keep no temporaries.
+    ok(d, sid, "write", path="/workspace/t.txt", content="second")
+    assert ok(d, sid, "read", path="/workspace/t.txt")["body"] == "second"
+    out = sh(d, sid, "ls -A /workspace; stat -c %U /workspace/t.txt")["stdout"]
+    assert ".cella" not in out and out.strip().endswith("sandbox")
+
+
+def test_write_errors(d, sid):
+    st, b = fs(d, sid, "write", path="/workspace/no/such/f", content="x")
+    assert st == 404 and err_code(b) == "S211"
+    assert b["error"]["fix"] == {"parents": True}
+    assert "parent not found: /workspace/no/such" in b["error"]["message"]
+    assert ok(d, sid, "write", path="/workspace/no/such/f", content="x", parents=True)
+    st, b = fs(d, sid, "write", path="/workspace/y", content="x", content_b64="eA==")
+    assert err_code(b) == "S001"
+    st, b = fs(d, sid, "write", path="/workspace/y")
+    assert err_code(b) == "S001"
+    st, b = fs(d, sid, "write", path="/workspace/y", content_b64="!!!")
+    assert err_code(b) == "S001"
+    st, b = fs(d, sid, "write", path="/workspace/no", content="x")
+    assert err_code(b) == "S212"                               # a directory
+    st, b = fs(d, sid, "write", path="/etc/passwd", content="x")
+    assert err_code(b) == "S215"                               # read-only, not the user's
+    st, b = fs(d, sid, "write", path="/workspace/y", content={"channel_id": "c"})
+    assert err_code(b) == "S219"
+    st, b = fs(d, sid, "write", path="/workspace/y", content="x", bogus=1)
+    assert err_code(b) == "S001" and "bogus" in b["error"]["message"]
+
+
+def test_read_errors_and_large(d, sid):
+    st, b = fs(d, sid, "read", path="/workspace")
+    assert err_code(b) == "S212"
+    st, b = fs(d, sid, "read", path="/workspace/missing")
+    assert err_code(b) == "S211"
+    sh(d, sid, "head -c 1048576 /dev/zero | tr '\\0' a > /workspace/big; printf '\\377' > /workspace/latin")
+    r = ok(d, sid, "read", path="/workspace/big")
+    assert r["size"] == 1 << 20 and "body" not in r              # 1 MiB: not under the cap
+    assert "body" not in ok(d, sid, "read", path="/workspace/latin")
+
+
+# ---- rm, chmod, mv -----------------------------------------------------------------------
+
+
+def test_rm(d, sid):
+    sh(d, sid, "mkdir -p /workspace/d/e && touch /workspace/d/e/f /workspace/g && ln -s /etc /workspace/etc")
+    st, b = fs(d, sid, "rm", path="/workspace/d")
+    assert err_code(b) == "S214"
+    assert ok(d, sid, "rm", path="/workspace/d", recursive=True) == {"removed": True}
+    assert ok(d, sid, "rm", path="/workspace/g")["removed"]
+    assert ok(d, sid, "rm", path="/workspace/etc", recursive=True)["removed"]   # the link only
+    assert sh(d, sid, "test -f /etc/passwd && echo kept")["stdout"] == "kept\n"
+    st, b = fs(d, sid, "rm", path="/workspace/d")
+    assert err_code(b) == "S211"
+    st, b = fs(d, sid, "rm", path="/etc/passwd")
+    assert err_code(b) == "S215"
+
+
+def test_chmod(d, sid):
+    sh(d, sid, "mkdir -p /workspace/c/d && touch /workspace/c/f /workspace/c/d/g && ln -s f /workspace/c/l")
+    assert ok(d, sid, "chmod", path="/workspace/c/f", mode="0600") == {"updated": 1}
+    assert ok(d, sid, "stat", path="/workspace/c/f")["mode"] == "0600"
+    # The root, f, d, g: the symlink is skipped.
+    assert ok(d, sid, "chmod", path="/workspace/c", mode="0750", recursive=True)["updated"] == 4
+    assert ok(d, sid, "stat", path="/workspace/c/d/g")["mode"] == "0750"
+    # setuid bits are never granted.
+    ok(d, sid, "chmod", path="/workspace/c/f", mode="4755")
+    assert ok(d, sid, "stat", path="/workspace/c/f")["mode"] == "0755"
+    st, b = fs(d, sid, "chmod", path="/workspace/c/f")
+    assert err_code(b) == "S001" and "mode" in b["error"]["message"]
+    st, b = fs(d, sid, "chmod", path="/workspace/c/f", mode="9")
+    assert err_code(b) == "S210"
+    st, b = fs(d, sid, "chmod", path="/workspace/c/f", mode="0644", uid=0)
+    assert err_code(b) == "S215"                               # no chown to root
+    st, b = fs(d, sid, "chmod", path="/workspace/nope", mode="0644")
+    assert err_code(b) == "S211"
+
+
+def test_mv(d, sid):
+    ok(d, sid, "write", path="/workspace/a", content="A")
+    ok(d, sid, "write", path="/workspace/b", content="B")
+    st, b = fs(d, sid, "mv", src="/workspace/a", dst="/workspace/b")
+    assert err_code(b) == "S213"
+    assert ok(d, sid, "mv", src="/workspace/a", dst="/workspace/b", overwrite=True) == {"moved": True}
+    assert ok(d, sid, "read", path="/workspace/b")["body"] == "A"
+    st, b = fs(d, sid, "mv", src="/workspace/a", dst="/workspace/c")
+    assert err_code(b) == "S211"
+    # Across filesystems (/workspace is the host's disk, /tmp a tmpfs).
+    sh(d, sid, "mkdir -p /workspace/t/u && echo hi > /workspace/t/u/v")
+    ok(d, sid, "mv", src="/workspace/t", dst="/tmp/t")
+    assert sh(d, sid, "cat /tmp/t/u/v; test -e /workspace/t || echo gone")["stdout"] == "hi\ngone\n"
+    st, b = fs(d, sid, "mv", src="/workspace/b")
+    assert err_code(b) == "S001"
+
+
+# ---- transfers -------------------------------------------------------------------------------
+
+
+def test_put_get_and_ranges(d, sid):
+    blob = os.urandom(3 << 20)
+    st, _, body = raw(d, "PUT", f"/v1/sandboxes/{sid}/files/workspace/up/blob?parents=1", blob)
+    assert st == 200 and json.loads(body) == {"bytes_written": len(blob), "path": "/workspace/up/blob"}
+    st, h, data = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace/up/blob")
+    assert st == 200 and data == blob and h["Content-Length"] == str(len(blob))
+    st, h, data = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace/up/blob",
+                      headers={"Range": "bytes=10-19"})
+    assert st == 206 and data == blob[10:20] and h["Content-Range"] == f"bytes 10-19/{len(blob)}"
+    st, h, data = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace/up/blob",
+                      headers={"Range": "bytes=-5"})
+    assert st == 206 and data == blob[-5:]
+    st, h, data = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace/up/blob",
+                      headers={"Range": "bytes=3145720-"})
+    assert st == 206 and data == blob[3145720:]
+    st, _, data = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace/up/blob",
+                      headers={"Range": f"bytes={len(blob)}-"})
+    assert st == 416
+    st, _, data = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace/up/blob",
+                      headers={"Range": "bytes=0-1,5-6"})
+    assert st == 200 and data == blob                          # several ranges: all of it
+    # Names with spaces and non-ASCII bytes travel percent-encoded.
+    st, _, _ = raw(d, "PUT", f"/v1/sandboxes/{sid}/files/workspace/a%20b%C3%A9%FF", b"x")
+    assert st == 200
+    st, _, data = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace/a%20b%C3%A9%FF")
+    assert st == 200 and data == b"x"
+    # Missing parent, missing file, a directory.
+    st, _, body = raw(d, "PUT", f"/v1/sandboxes/{sid}/files/workspace/nope/f", b"x")
+    assert st == 404 and json.loads(body)["error"]["fix"] == {"parents": True}
+    st, _, body = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace/nope/f")
+    assert st == 404 and json.loads(body)["error"]["code"] == "S211"
+    st, _, body = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace")
+    assert json.loads(body)["error"]["code"] == "S212"
+    # An empty PUT makes an empty file.
+    st, _, body = raw(d, "PUT", f"/v1/sandboxes/{sid}/files/workspace/empty", b"")
+    assert st == 200 and json.loads(body)["bytes_written"] == 0
+    st, _, data = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace/empty")
+    assert st == 200 and data == b""
+
+
+def test_nul_in_url_is_refused(d, sid):
+    st, _, body = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace/a%00/../etc/passwd")
+    assert st == 400 and json.loads(body)["error"]["code"] == "S001"
+    st, b = fs(d, sid, "read", path="/workspace/a\u0000b")
+    assert st == 400 and err_code(b) == "S001"
+
+
+def test_quota(d, sid):
+    # 64 MiB quota (see the fixture): a declared length past it is refused
+    # before a byte is written, and an undeclared one stops at the quota.
+    st, _, body = raw(d, "PUT", f"/v1/sandboxes/{sid}/files/workspace/q", b"x" * (65 << 20))
+    assert st == 413 and json.loads(body)["error"]["code"] == "S400"
+    assert ok(d, sid, "ls", path="/workspace")["entries"] == []
+
+    def chunks():
+        for _ in range(70):
+            yield b"y" * (1 << 20)
+    c = d.conn()
+    c.request("PUT", f"/v1/sandboxes/{sid}/files/workspace/q", body=chunks(),
+              encode_chunked=True)
+    r = c.getresponse()
+    b = json.loads(r.read())
+    c.close()
+    assert r.status == 413 and b["error"]["code"] == "S400", b
+    assert ok(d, sid, "ls", path="/workspace")["entries"] == []
+    st, b = fs(d, sid, "write", path="/workspace/w", content_b64=base64.b64encode(b"z" * (10 << 20)).decode())
+    assert st == 200
+
+
+def test_upload_cut_short_leaves_nothing(d, sid):
+    ok(d, sid, "write", path="/workspace/keep", content="old")
+    s = socket.create_connection((d.host, d.port))
+    s.sendall((f"PUT /v1/sandboxes/{sid}/files/workspace/keep HTTP/1.1\r\nHost: x\r\n"
+               f"Content-Length: 10000000\r\n\r\n").encode() + b"n" * 300000)
+    time.sleep(0.5)
+    s.close()
+    # The old file stays whole, and no temporary is left beside it.
+    wait_until(lambda: ok(d, sid, "ls", path="/workspace")["entries"] and
+               [e["name"] for e in ok(d, sid, "ls", path="/workspace")["entries"]] == ["keep"])
+    assert ok(d, sid, "read", path="/workspace/keep")["body"] == "old"
+
+
+def test_sandbox_stopped_mid_download(d):
+    s = d.create("shell")
+    sh(d, s, "head -c 200000000 /dev/zero > /workspace/z")
+    c = d.conn()
+    c.request("GET", f"/v1/sandboxes/{s}/files/workspace/z")
+    r = c.getresponse()
+    assert r.status == 200
+    r.read(1 << 20)
+    d.delete(f"/v1/sandboxes/{s}?wait=true")
+    got = 1 << 20
+    try:
+        while True:
+            chunk = r.read(1 << 20)
+            if not chunk:
+                break
+            got += len(chunk)
+    except (http.client.IncompleteRead, ConnectionError):
+        pass
+    c.close()
+    assert got < 200000000                                     # cut short, not completed
+    assert d.get("/healthz")[0] == 200
+
+
+# ---- hostile -----------------------------------------------------------------------------------
+
+
+def test_symlinks_resolve_inside_the_sandbox(d, sid):
+    """A link in the workspace to a host path leads to the sandbox's own view
+    of that path, with the sandbox user's rights: never to the host's file."""
+    state = d.state_dir
+    sh(d, sid, f"ln -s /etc/shadow /workspace/shadow; ln -s {state} /workspace/state; "
+               f"ln -s / /workspace/root")
+    st, b = fs(d, sid, "read", path="/workspace/shadow")
+    assert st in (403, 404) and err_code(b) in ("S211", "S215")
+    st, _, body = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace/shadow")
+    assert st in (403, 404)
+    # The daemon's state directory does not exist inside the sandbox.
+    st, b = fs(d, sid, "ls", path="/workspace/state")
+    assert err_code(b) == "S211"
+    st, b = fs(d, sid, "write", path="/workspace/state/x", content="x", parents=True)
+    assert st != 200
+    assert not os.path.exists(os.path.join(state, "x"))
+    st, b = fs(d, sid, "ls", path="/workspace/state/..")
+    assert st != 200 or all(e["name"] != "serve.lock" for e in b["entries"])
+    # Through the link to /, a write lands (or not) in the sandbox's root, never the host's.
+    st, b = fs(d, sid, "write", path="/workspace/root/etc/cella-escape", content="x")
+    assert st != 200 and not os.path.exists("/etc/cella-escape")
+    st, b = fs(d, sid, "write", path="/workspace/root/tmp/inside", content="x")
+    assert st == 200 and not os.path.exists("/tmp/inside")
+    # rm -r of a tree holding a link to / removes the link, not what it points at.
+    ok(d, sid, "rm", path="/workspace/root", recursive=True)
+    assert sh(d, sid, "ls /bin/sh")["exit_code"] == 0
+
+
+def test_dotdot_and_absolute_tricks(d, sid):
+    for p in ("/workspace/../../../etc/passwd", "../../etc/passwd", "/etc/../etc/passwd"):
+        # Inside the sandbox these are the sandbox's /etc/passwd: readable, not the host's.
+        r = ok(d, sid, "read", path=p)
+        assert "sandbox" in r["body"]
+    host_passwd = open("/etc/passwd").read()
+    assert ok(d, sid, "read", path="/etc/passwd")["body"] != host_passwd or "sandbox" in host_passwd
+    st, _, body = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace/%2e%2e/%2e%2e/etc/passwd")
+    assert st in (200, 404) and b"sandbox" in body or st == 404
+
+
+def test_fifos_and_devices_never_block(d, sid):
+    sh(d, sid, "mkfifo /workspace/fifo")
+    t0 = time.time()
+    st, b = fs(d, sid, "read", path="/workspace/fifo")
+    assert err_code(b) == "S212"
+    st, _, body = raw(d, "GET", f"/v1/sandboxes/{sid}/files/workspace/fifo")
+    assert json.loads(body)["error"]["code"] == "S212"
+    for dev in ("/dev/zero", "/dev/urandom", "/dev/null"):
+        st, b = fs(d, sid, "read", path=dev)
+        assert err_code(b) == "S212", dev
+        st, _, body = raw(d, "GET", f"/v1/sandboxes/{sid}/files{dev}")
+        assert json.loads(body)["error"]["code"] == "S212"
+    # A write onto the FIFO's name replaces the name; nothing waits on the pipe.
+    ok(d, sid, "write", path="/workspace/fifo", content="now a file")
+    assert ok(d, sid, "read", path="/workspace/fifo")["body"] == "now a file"
+    assert time.time() - t0 < 30
+
+
+def test_swapped_symlink_race(d, sid):
+    """A process in the sandbox flips a name between a file and a link to
+    /etc/shadow while reads run: every answer is the file or a clean error."""
+    sh(d, sid, "echo safe > /workspace/real")
+    done = threading.Event()
+
+    def flipper():
+        d.exec(sid, argv=["/bin/sh", "-c",
+                          "i=0; while [ $i -lt 3000 ]; do ln -sfn /etc/shadow /workspace/flip; "
+                          "ln -sfn real /workspace/flip; i=$((i+1)); done"])
+        done.set()
+    threading.Thread(target=flipper, daemon=True).start()
+    seen = set()
+    while not done.is_set():
+        st, b = fs(d, sid, "read", path="/workspace/flip")
+        if st == 200:
+            assert b["body"] == "safe\n"
+        else:
+            assert err_code(b) in ("S211", "S215"), b
+        seen.add(st)
+    assert seen
+
+
+def test_non_utf8_names_list_as_valid_json(d, sid):
+    sh(d, sid, "touch \"/workspace/$(printf 'bad\\377name')\" /workspace/ok")
+    names = [e["name"] for e in ok(d, sid, "ls", path="/workspace")["entries"]]
+    assert "ok" in names and any(n.startswith("bad") and "\ufffd" in n for n in names)
+
+
+def test_file_calls_run_beside_execs_and_bump_idle(d, sid):
+    # Four execs hold every exec slot; file calls still answer.
+    threads = [threading.Thread(target=d.exec, args=(sid,), kwargs={"argv": ["sleep", "3"]})
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    wait_until(lambda: d.get(f"/v1/sandboxes/{sid}")[1]["exec_slots_free"] == 0)
+    st, b = d.exec(sid, argv=["true"])
+    assert err_code(b) == "S003"
+    assert ok(d, sid, "write", path="/workspace/busy", content="x")["bytes_written"] == 1
+    for t in threads:
+        t.join()
+
+
+def test_unknown_op_and_foreign_sandbox(d, sid):
+    st, b = fs(d, sid, "chown", path="/workspace")
+    assert st == 404 and err_code(b) == "S210"
+    other = sid[:-1] + ("0" if sid[-1] != "0" else "1")
+    st, b = d.post(f"/v1/sandboxes/{other}/fs/ls", {"path": "/"})
+    assert err_code(b) == "S002"
+    st, b = d.post(f"/v1/sandboxes/{sid}/fs/ls", {"path": "/", "sandbox_id": "x"})
+    assert err_code(b) == "S001"
+    st, _, body = raw(d, "GET", "/v1/sandboxes/nope/files/etc/passwd")
+    assert json.loads(body)["error"]["code"] == "S001"
+    st, b = d.request("POST", f"/v1/sandboxes/{sid}/fs/ls", raw="{not json")
+    assert st == 400 and err_code(b) == "S001"
+    st, b = d.request("POST", f"/v1/sandboxes/{sid}/fs/ls", raw='{"path": 5}')
+    assert st == 400 and err_code(b) == "S001"
