@@ -432,3 +432,218 @@ def test_unknown_op_and_foreign_sandbox(d, sid):
     assert st == 400 and err_code(b) == "S001"
     st, b = d.request("POST", f"/v1/sandboxes/{sid}/fs/ls", raw='{"path": 5}')
     assert st == 400 and err_code(b) == "S001"
+
+
+# ---- grep, sed, glob -------------------------------------------------------------------------
+
+
+def tree(d, sid):
+    sh(d, sid, "mkdir -p /workspace/src/sub /workspace/.git /workspace/node_modules/x && "
+               "printf 'one TODO\\ntwo\\nthree todo\\n' > /workspace/src/a.js && "
+               "printf 'TODO in ts\\n' > /workspace/src/sub/b.ts && "
+               "printf 'TODO hidden\\n' > /workspace/.git/c.js && "
+               "printf 'TODO dep\\n' > /workspace/node_modules/x/d.js && "
+               "printf 'bin\\000TODO\\n' > /workspace/src/bin.js && "
+               "mkfifo /workspace/src/fifo.js && ln -s /etc/passwd /workspace/src/link.js")
+
+
+def test_grep(d, sid):
+    tree(d, sid)
+    b = ok(d, sid, "grep", path="/workspace/src", pattern="TODO")
+    assert b["truncated"] is False
+    assert [(m["path"], m["line"], m["content"]) for m in b["matches"]] == [
+        ("/workspace/src/a.js", 1, "one TODO"), ("/workspace/src/sub/b.ts", 1, "TODO in ts")]
+    b = ok(d, sid, "grep", path="/workspace/src", pattern="todo", ignore_case=True)
+    assert [m["line"] for m in b["matches"] if m["path"].endswith("a.js")] == [1, 3]
+    b = ok(d, sid, "grep", path="/workspace", pattern="TODO", include_glob=["**/*.js"],
+           exclude_glob=["node_modules/"])
+    paths = {m["path"] for m in b["matches"]}
+    assert "/workspace/src/a.js" in paths and "/workspace/src/sub/b.ts" not in paths
+    assert not any("node_modules" in p for p in paths)
+    b = ok(d, sid, "grep", path="/workspace/src/a.js", pattern="^t", recursive=False)
+    assert [m["line"] for m in b["matches"]] == [2, 3]
+    b = ok(d, sid, "grep", path="/workspace/src", pattern="TODO", max_matches=1)
+    assert len(b["matches"]) == 1 and b["truncated"] is True
+    sh(d, sid, "head -c 10000 /dev/zero | tr '\\0' x > /workspace/long; echo >> /workspace/long")
+    b = ok(d, sid, "grep", path="/workspace/long", pattern="x", max_line_bytes=10)
+    assert b["matches"][0]["content"] == "x" * 10 + "…"
+    st, b = fs(d, sid, "grep", path="/workspace/src", pattern="TODO", recursive=False)
+    assert err_code(b) == "S210"
+    st, b = fs(d, sid, "grep", path="/workspace/nope", pattern="x")
+    assert err_code(b) == "S211"
+    st, b = fs(d, sid, "grep", path="/workspace", pattern="(")
+    assert err_code(b) == "S217"
+    st, b = fs(d, sid, "grep", path="/workspace", pattern=r"(\w+)\1")
+    assert err_code(b) == "S217" and "backreference" in b["error"]["message"]
+
+
+def test_pathological_patterns_answer_quickly(d, sid):
+    sh(d, sid, "python3 -c \"print('a' * 50000 + 'b')\" > /workspace/a.txt")
+    for pat in (r"(a+)+$", r"(a|aa)+c", r"(a*)*c", r"((a+)+)+z", r"(?:a?){40}a{40}"):
+        t0 = time.time()
+        st, b = fs(d, sid, "grep", path="/workspace/a.txt", pattern=pat, recursive=False)
+        assert time.time() - t0 < 40, pat
+        assert st == 200 or err_code(b) == "S217", (pat, b)
+    st, b = fs(d, sid, "grep", path="/workspace", pattern="(?R)")
+    assert err_code(b) == "S217"
+
+
+def test_sed(d, sid):
+    ok(d, sid, "write", path="/workspace/s/a.txt", content="foo bar foo\nfoo\n", parents=True,
+       mode="0640")
+    ok(d, sid, "write", path="/workspace/s/b.md", content="nothing\n")
+    b = ok(d, sid, "sed", path="/workspace/s", pattern="foo", replacement="baz")
+    assert b["total_replacements"] == 3
+    assert ok(d, sid, "read", path="/workspace/s/a.txt")["body"] == "baz bar baz\nbaz\n"
+    assert ok(d, sid, "stat", path="/workspace/s/a.txt")["mode"] == "0640"
+    b = ok(d, sid, "sed", files=["/workspace/s/a.txt"], pattern=r"(ba)(\w)", replacement="$2$1",
+           first_only=True)
+    assert b["total_replacements"] == 2
+    assert ok(d, sid, "read", path="/workspace/s/a.txt")["body"] == "zba bar baz\nzba\n"
+    b = ok(d, sid, "sed", files=["/workspace/s/a.txt"], pattern="a.", replacement="$1",
+           regex=False)
+    assert b["total_replacements"] == 0
+    b = ok(d, sid, "sed", files=["/workspace/s/a.txt", "/workspace/s/missing"], pattern="z",
+           replacement="Z")
+    res = {r["path"]: r for r in b["results"]}
+    assert res["/workspace/s/a.txt"]["success"] and res["/workspace/s/a.txt"]["replacements"] == 3
+    assert res["/workspace/s/missing"]["success"] is False and res["/workspace/s/missing"]["error"]
+    st, b = fs(d, sid, "sed", files=["/workspace/s/a.txt"], path="/workspace/s", pattern="x",
+               replacement="y")
+    assert err_code(b) == "S210"
+    st, b = fs(d, sid, "sed", pattern="x", replacement="y")
+    assert err_code(b) == "S210"
+    st, b = fs(d, sid, "sed", path="/workspace/s", pattern="", replacement="y", regex=False)
+    assert err_code(b) == "S210"
+    st, b = fs(d, sid, "sed", path="/workspace/s", pattern="[", replacement="y")
+    assert err_code(b) == "S217"
+
+
+def test_glob(d, sid):
+    tree(d, sid)
+    b = ok(d, sid, "glob", path="/workspace", pattern="**/*.js")
+    assert b["paths"] == sorted(b["paths"])
+    assert "/workspace/src/a.js" in b["paths"] and "/workspace/node_modules/x/d.js" in b["paths"]
+    assert not any("/.git/" in p for p in b["paths"])
+    b = ok(d, sid, "glob", path="/workspace", pattern="**/*.js", include_hidden=True)
+    assert "/workspace/.git/c.js" in b["paths"]
+    b = ok(d, sid, "glob", path="/workspace", pattern="src/*.ts")
+    assert b["paths"] == []
+    b = ok(d, sid, "glob", path="/workspace", pattern="src/**/*.ts")
+    assert b["paths"] == ["/workspace/src/sub/b.ts"]
+    b = ok(d, sid, "glob", path="/workspace", pattern="*.js", max_results=2)
+    assert len(b["paths"]) == 2 and b["truncated"] is True
+    st, b = fs(d, sid, "glob", path="/workspace/src/a.js", pattern="*")
+    assert err_code(b) == "S212"
+    st, b = fs(d, sid, "glob", path="/workspace/none", pattern="*")
+    assert err_code(b) == "S211"
+
+
+# ---- archives ---------------------------------------------------------------------------------
+
+
+def test_archive_round_trip(d, sid):
+    import io
+    import tarfile
+    tree(d, sid)
+    st, h, data = raw(d, "GET", f"/v1/sandboxes/{sid}/archive/workspace/src")
+    assert st == 200 and h["Content-Type"] == "application/x-tar"
+    names = tarfile.open(fileobj=io.BytesIO(data)).getnames()
+    assert "a.js" in names and "sub/b.ts" in names and "link.js" in names
+    assert "fifo.js" not in names
+    st, _, body = raw(d, "PUT", f"/v1/sandboxes/{sid}/archive/workspace/copy?parents=1", data)
+    assert st == 200, body
+    assert json.loads(body)["entries"] >= 4
+    assert ok(d, sid, "read", path="/workspace/copy/sub/b.ts")["body"] == "TODO in ts\n"
+    assert ok(d, sid, "stat", path="/workspace/copy/link.js")["is_symlink"]
+
+
+def test_archive_refuses_escapes(d, sid):
+    import io
+    import tarfile
+
+    def tar(*entries):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+            for name, kind, arg in entries:
+                ti = tarfile.TarInfo(name)
+                if kind == "file":
+                    ti.size = len(arg)
+                    t.addfile(ti, io.BytesIO(arg))
+                    continue
+                ti.type = kind
+                ti.linkname = arg
+                t.addfile(ti)
+        return buf.getvalue()
+    ok(d, sid, "mkdir", path="/workspace/x")
+    for data in (tar(("../evil", "file", b"e")), tar(("/abs", "file", b"e")),
+                 tar(("a/../../evil", "file", b"e")),
+                 tar(("link", tarfile.SYMTYPE, "/tmp"), ("link/evil", "file", b"e")),
+                 tar(("l2", tarfile.SYMTYPE, ".."), ("l2/evil", "file", b"e")),
+                 tar(("hard", tarfile.LNKTYPE, "/etc/passwd")),
+                 tar(("dev", tarfile.CHRTYPE, ""))):
+        st, _, body = raw(d, "PUT", f"/v1/sandboxes/{sid}/archive/workspace/x", data)
+        assert st != 200, body
+    out = sh(d, sid, "find / -xdev -name evil 2>/dev/null; find /workspace /tmp -name evil")["stdout"]
+    assert out == ""
+    assert not os.path.exists("/evil") and not os.path.exists("/tmp/evil")
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_one_gib_each_way_with_the_daemon_flat(tmp_path):
+    """1 GiB up and down through the daemon: its memory must not follow."""
+    big = 1 << 30
+    daemon = Daemon().start()
+    try:
+        s = daemon.create("shell")
+        pid = daemon.proc.pid
+        before = rss_kb(pid)
+        peak = [before]
+        stop = threading.Event()
+
+        def sample():
+            while not stop.is_set():
+                peak[0] = max(peak[0], rss_kb(pid))
+                time.sleep(0.02)
+        threading.Thread(target=sample, daemon=True).start()
+
+        def body():
+            chunk = b"\x5a" * (1 << 20)
+            for _ in range(big >> 20):
+                yield chunk
+        c = daemon.conn()
+        c.putrequest("PUT", f"/v1/sandboxes/{s}/files/workspace/big")
+        c.putheader("Content-Length", str(big))
+        c.endheaders()
+        for part in body():
+            c.send(part)
+        r = c.getresponse()
+        assert r.status == 200 and json.loads(r.read())["bytes_written"] == big
+        c.close()
+        c = daemon.conn()
+        c.request("GET", f"/v1/sandboxes/{s}/files/workspace/big")
+        r = c.getresponse()
+        h = hashlib.sha256()
+        n = 0
+        while True:
+            part = r.read(1 << 20)
+            if not part:
+                break
+            n += len(part)
+            h.update(part[:16])
+        c.close()
+        stop.set()
+        assert n == big
+        # A window is about 1 MiB each way; allow generous slack for threads
+        # and allocator noise, far below the transferred gigabyte.
+        assert peak[0] - before < 96 * 1024, (before, peak[0])
+        daemon.delete(f"/v1/sandboxes/{s}?wait=true")
+    finally:
+        daemon.close()
