@@ -7,6 +7,7 @@
 #include "cli/box_cmd.h"
 #include "cli/client.h"
 #include "cli/serve.h"
+#include "cli/transfer.h"
 
 static const char usage[] =
     "Usage: cella COMMAND [ARGS...]\n"
@@ -21,6 +22,9 @@ static const char usage[] =
     "  exec       run a command in a sandbox\n"
     "  ls         list sandboxes\n"
     "  stop       stop sandboxes\n"
+    "  upload     copy a file (or a tar of a directory) into a sandbox\n"
+    "  download   copy a file (or a directory, as a tar) out of a sandbox\n"
+    "  fs         one file operation in a sandbox: ls, stat, mkdir, rm, mv, grep, ...\n"
     "  catalog    list the images sandboxes can be made from\n"
     "  version    print the version\n"
     "  help       show this help\n";
@@ -46,6 +50,8 @@ int main(int argc, char **argv)
         return cli_serve_main(argc - 2, argv + 2);
     if (cli_client_is_command(cmd))
         return cli_client_main(cmd, argc - 2, argv + 2);
+    if (cli_transfer_is_command(cmd))
+        return cli_transfer_main(cmd, argc - 2, argv + 2);
     fprintf(stderr, "cella: unknown command '%s'\n\n%s", cmd, usage);
     return 2;
 }

@@ -403,8 +403,7 @@ typedef struct client {
     const char *cancel_note;      /* said when a signal does not give up the request */
 } client;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
+void client_say(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -432,7 +431,7 @@ static bool on_cancel(void *arg)
     if (c->signals >= c->cancel_at)
         return true;
     if (c->cancel_note)
-        say("%s", c->cancel_note);
+        client_say("%s", c->cancel_note);
     return false;
 }
 
@@ -455,7 +454,7 @@ static int cancel_setup(void)
 }
 
 /* Percent-encodes one path segment: IDs come from the user. */
-static char *path_segment(const char *s)
+char *client_path_segment(const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
     cbuf b;
@@ -475,13 +474,13 @@ static char *path_segment(const char *s)
 }
 
 /* A request that produced no answer: why, in the user's words. */
-static void report_transport(const client *c, const httpc_response *res, const cella_err *err)
+void client_report_transport(const httpc_response *res, const cella_err *err)
 {
     if (!res->connected && (err->errnum == ECONNREFUSED || err->errnum == ETIMEDOUT ||
                             err->errnum == ENOENT))
-        say("%s (is 'cella serve' running?)", err->msg);
+        client_say("%s (is 'cella serve' running?)", err->msg);
     else
-        say("%s", err->msg);
+        client_say("%s", err->msg);
 }
 
 /* {"error": {message, fix_note, ...}} as two lines on stderr. */
@@ -490,14 +489,14 @@ static void report_error_object(json_t *e, int status)
     const char *msg = json_string_value(json_object_get(e, "message"));
     const char *fix = json_string_value(json_object_get(e, "fix_note"));
     if (msg && msg[0])
-        say("%s", msg);
+        client_say("%s", msg);
     else
-        say("the daemon answered with an error (HTTP %d) and no message", status);
+        client_say("the daemon answered with an error (HTTP %d) and no message", status);
     if (fix && fix[0])
-        say("fix: %s", fix);
+        client_say("fix: %s", fix);
 }
 
-static void report_error_answer(httpc_response *res)
+void client_report_error_answer(httpc_response *res)
 {
     const char *body = httpc_body_str(res);
     json_t *j = json_loadb(body, cbuf_avail(&res->body), 0, NULL);
@@ -510,7 +509,7 @@ static void report_error_answer(httpc_response *res)
         size_t n = strcspn(body, "\r\n");
         if (n > 200)
             n = 200;
-        say("the server at the daemon's URL answered HTTP %d%s%.*s", res->status,
+        client_say("the server at the daemon's URL answered HTTP %d%s%.*s", res->status,
             n ? ": " : "", (int)n, body);
     }
     json_decref(j);
@@ -530,17 +529,17 @@ static int call(client *c, const char *method, const char *path, json_t *req,
     free(body);                     /* jansson's allocation */
     if (r < 0) {
         if (!(err.errnum == EINTR && c->signals))
-            report_transport(c, res, &err);
+            client_report_transport(res, &err);
         return -1;
     }
     if (res->status < 200 || res->status > 299) {
-        report_error_answer(res);
+        client_report_error_answer(res);
         return -1;
     }
     json_error_t je;
     *out = json_loadb(httpc_body_str(res), cbuf_avail(&res->body), 0, &je);
     if (!*out) {
-        say("the daemon's answer to %s %s is not JSON: %s", method, path, je.text);
+        client_say("the daemon's answer to %s %s is not JSON: %s", method, path, je.text);
         return -1;
     }
     return 0;
@@ -633,7 +632,7 @@ static int list_table(client *c, const char *path, const char *key, const char *
     }
     json_t *arr = json_object_get(j, key);
     if (!json_is_array(arr)) {
-        say("the daemon's answer has no list of %s", key);
+        client_say("the daemon's answer has no list of %s", key);
         goto out;
     }
     size_t n = json_array_size(arr);
@@ -726,7 +725,7 @@ static char *create_sandbox(client *c, json_t *req, bool print)
     if (call(c, "POST", "/v1/sandboxes", req, &res, &j) == 0) {
         const char *s = json_string_value(json_object_get(j, "sandbox_id"));
         if (!s || !s[0]) {
-            say("the daemon's answer has no sandbox_id");
+            client_say("the daemon's answer has no sandbox_id");
         } else {
             id = cella_strdup(s);
             if (print && c->json)
@@ -754,7 +753,7 @@ static int cmd_create(client *c, const client_opts *o)
  * for the caller to put in context). */
 static int stop_sandbox(client *c, const char *id, bool print)
 {
-    char *seg = path_segment(id);
+    char *seg = client_path_segment(id);
     char *path = cella_asprintf("/v1/sandboxes/%s", seg);
     httpc_response res;
     json_t *j;
@@ -878,15 +877,15 @@ static int conclude(const client *c, const client_opts *o, json_t *f)
     json_t *sig = json_object_get(f, "signal"), *code = json_object_get(f, "exit_code");
     if (!c->json) {
         if (json_is_true(json_object_get(f, "stdout_truncated")))
-            say("stdout was truncated: the daemon keeps only so much of a command's output");
+            client_say("stdout was truncated: the daemon keeps only so much of a command's output");
         if (json_is_true(json_object_get(f, "stderr_truncated")))
-            say("stderr was truncated: the daemon keeps only so much of a command's output");
+            client_say("stderr was truncated: the daemon keeps only so much of a command's output");
         if (json_is_true(json_object_get(f, "oom_killed")))
-            say("out of memory: the kernel killed a process at the sandbox's memory limit%s",
+            client_say("out of memory: the kernel killed a process at the sandbox's memory limit%s",
                 !strcmp(o->cmd, "run") ? " (--memory-mb)" : "");
         if (timed_out) {
             char *t = o->has_timeout ? fmt_ms(o->timeout_ms) : NULL;
-            say("timed out%s%s; the command was killed", t ? " after " : "", t ? t : "");
+            client_say("timed out%s%s; the command was killed", t ? " after " : "", t ? t : "");
             cella_free(t);
         }
     }
@@ -896,7 +895,7 @@ static int conclude(const client *c, const client_opts *o, json_t *f)
         return 128 + (int)json_integer_value(sig);
     if (json_is_integer(code) && json_integer_value(code) >= 0 && json_integer_value(code) <= 255)
         return (int)json_integer_value(code);
-    say("the daemon reported no exit status for the command");
+    client_say("the daemon reported no exit status for the command");
     return CLI_EXIT_FAILED;
 }
 
@@ -933,7 +932,7 @@ static int run_exec(client *c, const client_opts *o, const char *id, const cbuf 
     json_t *req = exec_request(o, in, has_stdin);
     char *body = json_dumps(req, JSON_COMPACT);
     json_decref(req);
-    char *seg = path_segment(id);
+    char *seg = client_path_segment(id);
     char *path = cella_asprintf("/v1/sandboxes/%s/exec", seg);
     cella_free(seg);
     exec_ctx x = {.c = c};
@@ -952,15 +951,15 @@ static int run_exec(client *c, const client_opts *o, const char *id, const cbuf 
         else if (err.errnum == EINTR && c->signals)
             status = 128 + c->last_signal;
         else
-            report_transport(c, &res, &err);
+            client_report_transport(&res, &err);
     } else if (!res.streamed && (res.status < 200 || res.status > 299)) {
-        report_error_answer(&res);
+        client_report_error_answer(&res);
     } else if (!res.streamed) {
         /* A daemon that ignored Accept answers with one JSON object: the
          * same record plus the whole output. */
         x.final = json_loadb(httpc_body_str(&res), cbuf_avail(&res.body), JSON_ALLOW_NUL, NULL);
         if (!json_is_object(x.final)) {
-            say("the daemon's answer to the exec is neither an event stream nor JSON");
+            client_say("the daemon's answer to the exec is neither an event stream nor JSON");
         } else {
             for (int s = 1; s <= 2; s++) {
                 json_t *d = json_object_get(x.final, s == 1 ? "stdout" : "stderr");
@@ -978,7 +977,7 @@ static int run_exec(client *c, const client_opts *o, const char *id, const cbuf 
     } else if (x.error) {
         report_error_object(x.error, res.status);
     } else if (!x.final) {
-        say("the daemon ended the output stream before the command finished");
+        client_say("the daemon ended the output stream before the command finished");
     } else {
         if (c->json)
             printf("%s\n", x.final_raw);
@@ -999,7 +998,7 @@ static int cmd_exec(client *c, const client_opts *o)
     bool has_stdin;
     cella_err err = {0};
     if (read_stdin(&in, &has_stdin, &err) < 0) {
-        say("%s", err.msg);
+        client_say("%s", err.msg);
         cbuf_free(&in);
         return CLI_EXIT_FAILED;
     }
@@ -1022,7 +1021,7 @@ static int cmd_run(client *c, const client_opts *o)
     char *id = NULL;
     /* stdin first: until the sandbox exists, Ctrl-C may simply end us. */
     if (read_stdin(&in, &has_stdin, &err) < 0) {
-        say("%s", err.msg);
+        client_say("%s", err.msg);
         cbuf_free(&in);
         return status;
     }
@@ -1055,7 +1054,7 @@ out:
          * then reaps the sandbox. */
         c->cancel_at = c->signals + 1;
         if (stop_sandbox(c, id, false) < 0)
-            say("the sandbox %s could not be stopped; stop it with 'cella stop %s'", id, id);
+            client_say("the sandbox %s could not be stopped; stop it with 'cella stop %s'", id, id);
     }
     cella_free(id);
     cbuf_free(&in);
@@ -1108,7 +1107,7 @@ int cli_client_main(const char *cmd, int argc, char **argv)
     else
         status = cmd_catalog(&c);
     if (fflush(stdout) != 0 && status == 0) {
-        say("writing stdout: %s", strerror(errno));
+        client_say("writing stdout: %s", strerror(errno));
         status = CLI_EXIT_FAILED;
     }
     client_opts_free(&o);

@@ -48,4 +48,15 @@ void client_opts_free(client_opts *o);
 /* The --help text of a subcommand (NULL for an unknown one). */
 const char *client_usage(const char *cmd);
 
+/* Shared with the file transfer commands (cli/transfer.c). */
+struct httpc_response;
+/* "cella: <message>" on stderr (stdout flushed first). */
+void client_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A request that produced no answer: why, in the user's words. */
+void client_report_transport(const struct httpc_response *res, const cella_err *err);
+/* A non-2xx answer: the daemon's message and its fix note, one line each. */
+void client_report_error_answer(struct httpc_response *res);
+/* Percent-encodes one path segment (cella_free the result). */
+char *client_path_segment(const char *s);
+
 #endif

@@ -347,8 +347,11 @@ static int headers_done(httpc_parser *p, cella_err *err)
         p->state = ST_STATUS;
         return 0;
     }
-    r->streamed = p->sse && r->status >= 200 && r->status < 300 &&
-                  is_event_stream(r->content_type);
+    bool ok = r->status >= 200 && r->status < 300;
+    r->streamed = p->sse && ok && is_event_stream(r->content_type);
+    r->sunk = p->body_fn && ok && !r->streamed;
+    r->has_length = p->has_length && !p->chunked;
+    r->content_length = r->has_length ? p->remaining : 0;
     if (p->head_only || r->status == 204 || r->status == 304) {
         p->state = ST_DONE;
         return 1;
@@ -359,7 +362,7 @@ static int headers_done(httpc_parser *p, cella_err *err)
         return 0;
     }
     if (p->has_length) {
-        if (!r->streamed && p->remaining > HTTPC_MAX_BODY)
+        if (!r->streamed && !r->sunk && p->remaining > HTTPC_MAX_BODY)
             return cella_err_set(err, 0, "the daemon's answer is larger than %u MiB",
                                  HTTPC_MAX_BODY >> 20);
         p->state = p->remaining ? ST_BODY_LEN : ST_DONE;
@@ -377,6 +380,8 @@ static int deliver(httpc_parser *p, const uint8_t *d, size_t n, cella_err *err)
             p->state = ST_DONE;
         return r;
     }
+    if (p->res->sunk)
+        return p->body_fn(p->body_arg, d, n, err) < 0 ? -1 : 0;
     if (cbuf_avail(&p->res->body) + n > HTTPC_MAX_BODY)
         return cella_err_set(err, 0, "the daemon's answer is larger than %u MiB",
                              HTTPC_MAX_BODY >> 20);
@@ -401,7 +406,7 @@ static int parse_chunk_size(httpc_parser *p, const char *l, cella_err *err)
     if (l[i] != '\0' && l[i] != ';')
         return bad(err, "bad chunk size");
     /* Chunk extensions (after ';') mean nothing to us. */
-    if (v && !p->res->streamed && cbuf_avail(&p->res->body) + v > HTTPC_MAX_BODY)
+    if (v && !p->res->streamed && !p->res->sunk && cbuf_avail(&p->res->body) + v > HTTPC_MAX_BODY)
         return cella_err_set(err, 0, "the daemon's answer is larger than %u MiB",
                              HTTPC_MAX_BODY >> 20);
     p->remaining = v;
@@ -489,9 +494,11 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits until fd is ready for `events`. Returns 1 when ready, 0 at the
- * deadline (-1: none), -1 with err when cancelled or poll fails. */
-static int wait_fd(int fd, short events, int64_t deadline, const httpc_opts *o, cella_err *err)
+/* Waits until fd is ready for `events`. Returns 1 when ready (*revents,
+ * when not NULL, says for what), 0 at the deadline (-1: none), -1 with err
+ * when cancelled or poll fails. */
+static int wait_fd(int fd, short events, int64_t deadline, const httpc_opts *o, short *revents,
+                   cella_err *err)
 {
     for (;;) {
         struct pollfd pf[2] = {{.fd = fd, .events = events},
@@ -514,8 +521,11 @@ static int wait_fd(int fd, short events, int64_t deadline, const httpc_opts *o, 
                 return cella_err_set(err, EINTR, "the request to the daemon was cancelled");
         }
         /* Errors and hang-ups count as ready: the next call reports them. */
-        if (pf[0].revents)
+        if (pf[0].revents) {
+            if (revents)
+                *revents = pf[0].revents;
             return 1;
+        }
     }
 }
 
@@ -551,7 +561,7 @@ static int dial(const httpc_url *u, const char *base_url, const httpc_opts *o, i
             close(fd);
             continue;
         }
-        int r = wait_fd(fd, POLLOUT, deadline, o, err);
+        int r = wait_fd(fd, POLLOUT, deadline, o, NULL, err);
         if (r < 0) {
             close(fd);
             freeaddrinfo(ai);
@@ -588,7 +598,7 @@ static int send_all(int fd, const uint8_t *p, size_t n, const httpc_opts *o, cel
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                if (wait_fd(fd, POLLOUT, -1, o, err) < 0)
+                if (wait_fd(fd, POLLOUT, -1, o, NULL, err) < 0)
                     return -2;
                 continue;
             }
@@ -619,8 +629,10 @@ static void head_add(cbuf *b, const char *name, const char *value)
     cbuf_append(b, "\r\n", 2);
 }
 
+/* The request line and headers. A body of ctype (NULL: none) has len
+ * bytes, or len < 0: it is sent chunked. */
 static void build_head(cbuf *b, const httpc_url *u, const char *method, const char *path,
-                       const httpc_opts *o, const void *body, size_t body_len)
+                       const httpc_opts *o, const char *ctype, int64_t len)
 {
     cbuf_append(b, method, strlen(method));
     cbuf_append(b, " ", 1);
@@ -641,11 +653,14 @@ static void build_head(cbuf *b, const httpc_url *u, const char *method, const ch
         cbuf_append(b, o->token, strlen(o->token));
         cbuf_append(b, "\r\n", 2);
     }
-    char len[24];
-    snprintf(len, sizeof(len), "%zu", body_len);
-    if (body) {
-        head_add(b, "Content-Type", "application/json");
-        head_add(b, "Content-Length", len);
+    char lenstr[24];
+    snprintf(lenstr, sizeof(lenstr), "%lld", (long long)len);
+    if (ctype) {
+        head_add(b, "Content-Type", ctype);
+        if (len < 0)
+            head_add(b, "Transfer-Encoding", "chunked");
+        else
+            head_add(b, "Content-Length", lenstr);
     } else if (!strcmp(method, "POST") || !strcmp(method, "PUT") || !strcmp(method, "PATCH")) {
         head_add(b, "Content-Length", "0");    /* some servers want a length on every POST */
     }
@@ -663,7 +678,7 @@ static int read_answer(int fd, httpc_parser *p, const httpc_opts *o, cella_err *
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                if (wait_fd(fd, POLLIN, -1, o, err) < 0)
+                if (wait_fd(fd, POLLIN, -1, o, NULL, err) < 0)
                     return -1;
                 continue;
             }
@@ -679,8 +694,106 @@ static int read_answer(int fd, httpc_parser *p, const httpc_opts *o, cella_err *
     }
 }
 
-int httpc_do(const char *base_url, const char *method, const char *path, const httpc_opts *o,
-             const void *body, size_t body_len, httpc_response *res, cella_err *err)
+size_t httpc_chunk_head(char *buf, size_t n)
+{
+    int k = snprintf(buf, HTTPC_CHUNK_HEAD_MAX, "%zx\r\n", n);
+    return k > 0 ? (size_t)k : 0;
+}
+
+/* Sends p[0..n) while watching for an answer: a daemon that refuses a body
+ * answers and closes before reading it, and pushing on would only earn a
+ * reset that can take its answer with it. Returns 0 when sent, 1 when the
+ * daemon is answering (or closed), and -1 / -2 as send_all. */
+static int send_watch(int fd, const uint8_t *p, size_t n, const httpc_opts *o, cella_err *err)
+{
+    while (n > 0) {
+        short rev = 0;
+        if (wait_fd(fd, POLLOUT | POLLIN, -1, o, &rev, err) < 0)
+            return -2;
+        if (rev & POLLIN)
+            return 1;
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+                continue;
+            int e = errno;
+            cella_err_set(err, e, "sending the request to the daemon");
+            errno = e;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Sends a streamed body, framed as chunks when its length is unknown.
+ * Returns as send_watch; a failure of our own (the reader's, or a body
+ * that ends before its declared length) is -1 with errno 0, so the
+ * connection is dropped rather than the answer awaited: the daemon then
+ * keeps nothing of a body it got only part of. */
+static int send_stream(int fd, const httpc_stream *st, const httpc_opts *o, cella_err *err)
+{
+    enum { BLOCK = 256u << 10 };
+    uint8_t *buf = cella_malloc(HTTPC_CHUNK_HEAD_MAX + BLOCK + 2);
+    uint8_t *data = buf + HTTPC_CHUNK_HEAD_MAX;
+    bool chunked = st->length < 0;
+    uint64_t sent = 0;
+    int r = 0;
+    for (;;) {
+        size_t want = BLOCK;
+        if (!chunked) {
+            if (sent == (uint64_t)st->length)
+                break;
+            if ((uint64_t)st->length - sent < want)
+                want = (size_t)((uint64_t)st->length - sent);
+        }
+        ssize_t n = st->read(st->read_arg, data, want, err);
+        if (n < 0 || (size_t)n > want) {
+            if (n > 0)
+                cella_err_set(err, 0, "internal error: a body reader overran its buffer");
+            r = -1;
+            errno = 0;
+            break;
+        }
+        if (n == 0 && !chunked) {
+            cella_err_set(err, 0, "the data to send ended after %llu of %lld bytes (did the "
+                                  "file shrink?)",
+                          (unsigned long long)sent, (long long)st->length);
+            r = -1;
+            errno = 0;
+            break;
+        }
+        if (n == 0) {
+            r = send_watch(fd, (const uint8_t *)"0\r\n\r\n", 5, o, err);
+            break;
+        }
+        const uint8_t *p = data;
+        size_t len = (size_t)n;
+        if (chunked) {
+            char head[HTTPC_CHUNK_HEAD_MAX];
+            size_t hl = httpc_chunk_head(head, len);
+            memcpy(data - hl, head, hl);
+            memcpy(data + len, "\r\n", 2);
+            p = data - hl;
+            len += hl + 2;
+        }
+        r = send_watch(fd, p, len, o, err);
+        if (r != 0)
+            break;
+        sent += (uint64_t)n;
+    }
+    int e = errno;
+    cella_free(buf);
+    errno = e;
+    return r;
+}
+
+/* httpc_do and httpc_do_stream: a body from memory (body, or NULL) or from
+ * st (NULL: none). */
+static int do_request(const char *base_url, const char *method, const char *path,
+                      const httpc_opts *o, const void *body, size_t body_len,
+                      const httpc_stream *st, httpc_response *res, cella_err *err)
 {
     httpc_response_init(res);
     httpc_url u;
@@ -699,11 +812,23 @@ int httpc_do(const char *base_url, const char *method, const char *path, const h
 
     cbuf head;
     cbuf_init(&head);
-    build_head(&head, &u, method, path, o, body, body_len);
+    if (st && st->read)
+        build_head(&head, &u, method, path, o,
+                   st->content_type ? st->content_type : "application/octet-stream",
+                   st->length < 0 ? -1 : st->length);
+    else
+        build_head(&head, &u, method, path, o, body ? "application/json" : NULL,
+                   (int64_t)body_len);
     int s = send_all(fd, cbuf_head(&head), cbuf_avail(&head), o, err);
     cbuf_free(&head);
     if (s == 0 && body && body_len)
         s = send_all(fd, body, body_len, o, err);
+    if (s == 0 && st && st->read)
+        s = send_stream(fd, st, o, err);
+    if (s == 1) {
+        res->cut_short = true;
+        s = 0;
+    }
     if (s == -2) {
         close(fd);
         return -1;
@@ -725,6 +850,10 @@ int httpc_do(const char *base_url, const char *method, const char *path, const h
     httpc_parser p;
     httpc_parser_init(&p, res, o->sse_fn ? &sse : NULL);
     p.head_only = !strcmp(method, "HEAD");
+    if (st && st->write) {
+        p.body_fn = st->write;
+        p.body_arg = st->write_arg;
+    }
     int r = read_answer(fd, &p, o, err);
     if (r < 0 && s < 0 && res->status == 0 && err->errnum != EINTR)
         *err = send_err;
@@ -733,6 +862,19 @@ int httpc_do(const char *base_url, const char *method, const char *path, const h
         httpc_sse_free(&sse);
     close(fd);
     return r;
+}
+
+int httpc_do(const char *base_url, const char *method, const char *path, const httpc_opts *o,
+             const void *body, size_t body_len, httpc_response *res, cella_err *err)
+{
+    return do_request(base_url, method, path, o, body, body_len, NULL, res, err);
+}
+
+int httpc_do_stream(const char *base_url, const char *method, const char *path,
+                    const httpc_opts *o, const httpc_stream *s, httpc_response *res,
+                    cella_err *err)
+{
+    return do_request(base_url, method, path, o, NULL, 0, s, res, err);
 }
 
 int httpc_request(const char *base_url, const char *method, const char *path, const char *token,

@@ -1,7 +1,8 @@
 /* A minimal HTTP/1.1 client for the command-line tools that talk to
  * `cella serve`: one request per connection (Connection: close), plain
  * http:// only, the whole answer buffered, or a text/event-stream answer
- * handed over event by event as it arrives.
+ * handed over event by event as it arrives, or (file transfers) a request
+ * body read and an answer body written piece by piece, never held whole.
  *
  * The response parser and the Server-Sent Events splitter are incremental
  * and free of I/O, so tests feed them byte strings cut at any point. */
@@ -11,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "util/buf.h"
 #include "util/err.h"
@@ -62,11 +64,20 @@ int httpc_sse_feed(httpc_sse *s, const uint8_t *p, size_t n, cella_err *err);
 
 /* ---- responses ------------------------------------------------------------------- */
 
+/* Takes n bytes of a 2xx answer's body (a download). Returns 0, or -1 with
+ * err to abort the request. */
+typedef int (*httpc_write_fn)(void *arg, const uint8_t *p, size_t n, cella_err *err);
+
 typedef struct httpc_response {
     int status;                   /* 0 until a status line was read */
     char *content_type;           /* NULL when absent */
-    cbuf body;                    /* the body, unless it went to an SSE callback */
+    cbuf body;                    /* the body, unless it went to an SSE or write callback */
     bool streamed;                /* the body went to the SSE callback */
+    bool sunk;                    /* the body went to the write callback */
+    bool has_length;              /* the body's size is known (Content-Length, not chunked) */
+    uint64_t content_length;      /* ... and is this */
+    bool cut_short;               /* the daemon answered before the request body was all
+                                     sent (a refusal, usually) */
     bool connected;               /* the TCP connection was made */
 } httpc_response;
 
@@ -81,6 +92,8 @@ typedef struct httpc_parser {
     int state;
     httpc_response *res;
     httpc_sse *sse;               /* NULL: always buffer the body */
+    httpc_write_fn body_fn;       /* not NULL: a 2xx body goes here (set after init) */
+    void *body_arg;
     cbuf line;
     size_t header_bytes;
     bool head_only;               /* the request was HEAD: no body follows */
@@ -89,8 +102,10 @@ typedef struct httpc_parser {
     uint64_t remaining;           /* of the Content-Length body or of the current chunk */
 } httpc_parser;
 
-/* A 2xx text/event-stream body goes to sse (when not NULL); any other body
- * is buffered in res->body, at most HTTPC_MAX_BODY bytes. */
+/* A 2xx text/event-stream body goes to sse (when not NULL); any other 2xx
+ * body goes to body_fn when that is set (of any size: the parser counts
+ * Content-Length and chunk sizes, so a short body is an error, not an end);
+ * any other body is buffered in res->body, at most HTTPC_MAX_BODY bytes. */
 void httpc_parser_init(httpc_parser *p, httpc_response *res, httpc_sse *sse);
 void httpc_parser_free(httpc_parser *p);
 /* Returns 0 (more wanted), 1 (the response is complete, or the SSE callback
@@ -133,5 +148,38 @@ int httpc_request(const char *base_url, const char *method, const char *path, co
 int httpc_request_sse(const char *base_url, const char *method, const char *path,
                       const char *token, const void *body, size_t body_len, httpc_sse_fn fn,
                       void *arg, httpc_response *res, cella_err *err);
+
+/* ---- streamed transfers ------------------------------------------------------------ */
+
+/* Fills buf with up to max bytes of a request body. Returns the count, 0
+ * at the end, or -1 with err. */
+typedef ssize_t (*httpc_read_fn)(void *arg, uint8_t *buf, size_t max, cella_err *err);
+
+typedef struct httpc_stream {
+    httpc_read_fn read;           /* NULL: no request body */
+    void *read_arg;
+    int64_t length;               /* the body's size (sent as Content-Length; the reader
+                                     must give exactly this), or -1: unknown, sent with
+                                     chunked transfer coding (a pipe) */
+    const char *content_type;     /* of the request body; NULL: application/octet-stream */
+    httpc_write_fn write;         /* not NULL: a 2xx answer's body goes here */
+    void *write_arg;
+} httpc_stream;
+
+/* One request whose body comes from s->read and whose 2xx answer's body
+ * goes to s->write, both in pieces; an answer that is not 2xx is buffered in
+ * res->body (an error to report). Returns as httpc_do does. When the daemon
+ * answers before the whole body was sent, the rest is not sent
+ * (res->cut_short); its answer is still read. */
+int httpc_do_stream(const char *base_url, const char *method, const char *path,
+                    const httpc_opts *o, const httpc_stream *s, httpc_response *res,
+                    cella_err *err);
+
+/* The line that starts a chunk of n bytes in chunked transfer coding
+ * ("1a2b\r\n"), written to buf (at least HTTPC_CHUNK_HEAD_MAX bytes); returns its
+ * length. A chunk ends with "\r\n"; the body ends with a chunk of 0 bytes
+ * and an empty line ("0\r\n\r\n"). */
+#define HTTPC_CHUNK_HEAD_MAX 20
+size_t httpc_chunk_head(char *buf, size_t n);
 
 #endif
