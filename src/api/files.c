@@ -2,6 +2,7 @@
  * transfers GET|PUT /v1/sandboxes/{id}/files/{path} and
  * GET|PUT /v1/sandboxes/{id}/archive/{path}, which stream: a 1 GiB file
  * passes through the daemon in windows of about 1 MiB. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,27 +77,25 @@ static void download_free(void *arg)
     core_fs_close(arg);
 }
 
-/* A single range "bytes=A-B", "bytes=A-" or "bytes=-N". False when absent
- * or not one of those (several ranges are answered whole, as RFC 9110
- * allows). */
-static bool parse_range(const char *h, uint64_t *start, uint64_t *len, bool *suffix)
+bool api_parse_range(const char *h, uint64_t *start, uint64_t *len, bool *suffix)
 {
     if (!h || strncmp(h, "bytes=", 6) != 0 || strchr(h, ','))
         return false;
     const char *p = h + 6;
     char *end;
     *suffix = *p == '-';
+    errno = 0;
     if (*suffix) {
         if (p[1] < '0' || p[1] > '9')
             return false;
         *len = strtoull(p + 1, &end, 10);
         *start = 0;
-        return *end == '\0';
+        return *end == '\0' && errno == 0;
     }
     if (*p < '0' || *p > '9')
         return false;
     *start = strtoull(p, &end, 10);
-    if (*end != '-')
+    if (*end != '-' || errno)
         return false;
     p = end + 1;
     if (!*p) {
@@ -106,9 +105,10 @@ static bool parse_range(const char *h, uint64_t *start, uint64_t *len, bool *suf
     if (*p < '0' || *p > '9')
         return false;
     uint64_t last = strtoull(p, &end, 10);
-    if (*end || last < *start)
+    if (*end || errno || last < *start)
         return false;
-    *len = last - *start + 1;
+    /* A last byte past any file means "to the end". */
+    *len = last == UINT64_MAX ? UINT64_MAX : last - *start + 1;
     return true;
 }
 
@@ -132,7 +132,7 @@ static void h_download(http_ctx *c)
     cbuf_init(&header);
     uint64_t start = 0, len = UINT64_MAX;
     bool suffix = false;
-    bool ranged = parse_range(http_header(c, "Range"), &start, &len, &suffix);
+    bool ranged = api_parse_range(http_header(c, "Range"), &start, &len, &suffix);
     if (ranged) {
         a_off = suffix ? cella_asprintf("tail=%" PRIu64, len) : cella_asprintf("offset=%" PRIu64, start);
         a_len = suffix || len == UINT64_MAX ? NULL : cella_asprintf("length=%" PRIu64, len);
@@ -162,6 +162,8 @@ static void h_download(http_ctx *c)
         st = NULL;
         core_fail(&e, S210, "range not satisfiable: the file has %lld bytes", (long long)size);
         e.http_status = 416;
+        c->reply_headers[0] = "Content-Range";
+        c->reply_headers[1] = crange;
         goto error;
     }
     if (ranged) {

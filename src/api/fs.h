@@ -23,6 +23,12 @@ const char *const *api_fs_fields(const char *op);
  * [A-Za-z0-9/._~-] percent-encoded. Returns a malloc'd string. */
 char *api_fs_url(const char *base, const char *path);
 
+/* A Range header of one range: "bytes=A-B" (start A, len B-A+1),
+ * "bytes=A-" (len UINT64_MAX: to the end) or "bytes=-N" (suffix, len N).
+ * False when absent or anything else (several ranges are answered whole,
+ * as RFC 9110 allows). */
+bool api_parse_range(const char *h, uint64_t *start, uint64_t *len, bool *suffix);
+
 extern const http_route api_fs_routes[];
 
 #endif

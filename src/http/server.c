@@ -80,6 +80,8 @@ static void queue(http_ctx *c, int status, struct MHD_Response *r)
         log_error("cannot create a response");
         return;
     }
+    for (size_t i = 0; i + 1 < 4 && c->reply_headers[i]; i += 2)
+        MHD_add_response_header(r, c->reply_headers[i], c->reply_headers[i + 1]);
     MHD_add_response_header(r, "Cache-Control", "no-store");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     MHD_queue_response(c->conn, (unsigned)status, r);

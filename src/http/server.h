@@ -38,6 +38,9 @@ struct http_ctx {
     const char *tenant;           /* from the token; "default" when open */
     bool admin;
     int client_fd;                /* the connection's socket, to notice a hang-up */
+    /* headers added to the reply, set by the handler before replying:
+     * {name, value, ...} (a 416's Content-Range) */
+    const char *reply_headers[4];
     /* set by the reply */
     int status;
     bool replied;

@@ -1,0 +1,69 @@
+/* The raw file routes' Range parsing (api/files.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "api/fs.h"
+#include "util/alloc.h"
+
+static void ok(const char *h, uint64_t start, uint64_t len, bool suffix)
+{
+    uint64_t s = 7, l = 7;
+    bool suf = !suffix;
+    assert_true(api_parse_range(h, &s, &l, &suf));
+    assert_int_equal(s, start);
+    assert_int_equal(l, len);
+    assert_int_equal(suf, suffix);
+}
+
+static void bad(const char *h)
+{
+    uint64_t s, l;
+    bool suf;
+    assert_false(api_parse_range(h, &s, &l, &suf));
+}
+
+static void test_ranges(void **state)
+{
+    ok("bytes=0-0", 0, 1, false);
+    ok("bytes=10-19", 10, 10, false);
+    ok("bytes=5-", 5, UINT64_MAX, false);
+    ok("bytes=-5", 0, 5, true);
+    ok("bytes=-0", 0, 0, true);
+    ok("bytes=0-18446744073709551615", 0, UINT64_MAX, false);
+    bad(NULL);
+    bad("");
+    bad("bytes=");
+    bad("bytes=-");
+    bad("bytes=a-b");
+    bad("bytes=5-4");                     /* last before first */
+    bad("bytes=0-1,4-5");                 /* several: answered whole */
+    bad("items=0-1");
+    bad("bytes= 0-1");
+    bad("bytes=0-1 ");
+    bad("bytes=+1-2");
+    bad("bytes=1--2");
+    bad("bytes=99999999999999999999-");   /* overflow */
+    bad("bytes=-99999999999999999999");
+}
+
+static void test_urls(void **state)
+{
+    char *u = api_fs_url("/v1/sandboxes/x/files", "/workspace/a b/\xc3\xa9%?#");
+    assert_string_equal(u, "/v1/sandboxes/x/files/workspace/a%20b/%C3%A9%25%3F%23");
+    cella_free(u);
+    u = api_fs_url("/b", "rel/f.txt");
+    assert_string_equal(u, "/b/workspace/rel/f.txt");
+    cella_free(u);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_urls),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
