@@ -5,11 +5,16 @@
  *  - The client's response parser and SSE splitter (src/cli/httpc.c): the
  *    input after the first byte is fed in two pieces, cut where the first
  *    byte says. Checked: the outcome (return codes, status, content type,
- *    body, the events delivered) is the same as when it is fed in one piece. */
+ *    body, the events delivered) is the same as when it is fed in one piece.
+ *  - The file routes (src/api/fs.c, files.c, http/server.c): a body as an fs
+ *    operation's arguments (checked: every word is key=value), a Range
+ *    header (checked: a range never ends past 2^64), and URL decoding
+ *    (checked: never longer, no NUL inside, %00 always noticed). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/fs.h"
 #include "api/jsonin.h"
 #include "cli/httpc.h"
 #include "core/errors.h"
@@ -188,9 +193,58 @@ static void fuzz_httpc(const uint8_t *data, size_t size)
     outcome_free(&one);
 }
 
+/* ---- the file routes ---------------------------------------------------------- */
+
+static void fuzz_fs_args(const uint8_t *d, size_t n)
+{
+    static const char *const ops[] = {"ls", "write", "chmod", "grep", "sed", "glob", "mv", "x"};
+    if (n < 1)
+        return;
+    core_error e;
+    json_t *o = NULL;
+    if (jin_parse(d + 1, n - 1, &o, &e) < 0)
+        return;
+    char **argv;
+    cbuf in;
+    cbuf_init(&in);
+    if (api_fs_args(ops[d[0] % 8], o, &argv, &in, &e) == 0) {
+        for (size_t i = 0; argv[i]; i++) {
+            if (!strchr(argv[i], '='))
+                abort();
+            cella_free(argv[i]);
+        }
+        cella_free(argv);
+    }
+    cbuf_free(&in);
+    json_decref(o);
+}
+
+static void fuzz_url(const uint8_t *d, size_t n)
+{
+    char *s = cella_malloc(n + 1);
+    memcpy(s, d, n);
+    s[n] = '\0';
+    size_t before = strlen(s);
+    bool nul = false;
+    bool has00 = false;
+    for (size_t i = 0; i + 2 < before && !has00; i++)
+        has00 = s[i] == '%' && s[i + 1] == '0' && s[i + 2] == '0';
+    uint64_t start, len;
+    bool suffix;
+    if (api_parse_range(s, &start, &len, &suffix) && !suffix && len != UINT64_MAX &&
+        (len == 0 || start > UINT64_MAX - (len - 1)))
+        abort();
+    size_t after = http_url_unescape(s, &nul);
+    if (after > before || strlen(s) != after || (has00 && !nul))
+        abort();
+    cella_free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {
     fuzz_json(d, n);
     fuzz_httpc(d, n);
+    fuzz_fs_args(d, n);
+    fuzz_url(d, n);
     return 0;
 }

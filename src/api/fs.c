@@ -211,23 +211,50 @@ char *api_fs_url(const char *base, const char *path)
     return s;
 }
 
-int api_fs_call(core *c, sandbox *s, const char *op, json_t *body, int client_fd,
-                const char *files_base, json_t **result, core_error *e)
+int api_fs_args(const char *op, json_t *body, char ***argv, cbuf *stdin_buf, core_error *e)
 {
+    *argv = NULL;
     int i = find_op(op);
     if (i < 0)
         return core_fail(e, S210, "unknown file operation '%.32s': one of ls, stat, mkdir, write, "
                          "read, rm, chmod, mv, grep, sed, glob", op);
     argv_b a = {0};
+    add_arg(&a, NULL);            /* never NULL afterwards, even with no argument */
+    a.n = 0;
+    if (build_args(ops[i].fields, body, &a, stdin_buf, e) < 0) {
+        for (size_t k = 0; k < a.n; k++)
+            cella_free(a.v[k]);
+        cella_free(a.v);
+        return -1;
+    }
+    *argv = a.v;
+    return 0;
+}
+
+static void free_args(char **v)
+{
+    for (size_t k = 0; v && v[k]; k++)
+        cella_free(v[k]);
+    cella_free(v);
+}
+
+int api_fs_call(core *c, sandbox *s, const char *op, json_t *body, int client_fd,
+                const char *files_base, json_t **result, core_error *e)
+{
+    char **argv = NULL;
     cbuf in, out;
     cbuf_init(&in);
     cbuf_init(&out);
     int rc = -1;
-    if (build_args(ops[i].fields, body, &a, &in, e) < 0)
+    if (api_fs_args(op, body, &argv, &in, e) < 0)
         goto out;
-    if (!strcmp(op, "write") && core_workspace_quota(c))
-        add_arg(&a, cella_asprintf("quota=%" PRIu64, core_workspace_quota(c)));
-    core_fs_req r = {.op = op, .args = a.v, .has_stdin = !strcmp(op, "write"),
+    if (!strcmp(op, "write") && core_workspace_quota(c)) {
+        size_t n = cella_strv_len(argv);
+        argv = cella_realloc(argv, (n + 2) * sizeof(char *));
+        argv[n] = cella_asprintf("quota=%" PRIu64, core_workspace_quota(c));
+        argv[n + 1] = NULL;
+    }
+    core_fs_req r = {.op = op, .args = argv, .has_stdin = !strcmp(op, "write"),
                      .stdin_data = cbuf_head(&in), .stdin_len = cbuf_avail(&in)};
     if (core_fs(s, &r, client_fd, &out, e) < 0)
         goto out;
@@ -249,9 +276,7 @@ int api_fs_call(core *c, sandbox *s, const char *op, json_t *body, int client_fd
     *result = j;
     rc = 0;
 out:
-    for (size_t k = 0; k < a.n; k++)
-        cella_free(a.v[k]);
-    cella_free(a.v);
+    free_args(argv);
     cbuf_free(&in);
     cbuf_free(&out);
     return rc;

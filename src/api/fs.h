@@ -16,6 +16,10 @@
  * read's `content.url`. */
 int api_fs_call(core *c, sandbox *s, const char *op, json_t *body, int client_fd,
                 const char *files_base, json_t **result, core_error *e);
+/* The agent's arguments for op and body (what api_fs_call sends):
+ * "key=value" words in *argv (free each and the vector with cella_free),
+ * write's bytes in stdin_buf. */
+int api_fs_args(const char *op, json_t *body, char ***argv, cbuf *stdin_buf, core_error *e);
 /* The fields op takes (NULL-terminated), or NULL for an unknown op. */
 const char *const *api_fs_fields(const char *op);
 

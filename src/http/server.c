@@ -613,9 +613,7 @@ static int hexval(char c)
            : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-/* libmicrohttpd's own decoding, except that a %00 is noted (url_had_nul)
- * and kept as the three characters, never decoded into a string end. */
-static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
+size_t http_url_unescape(char *s, bool *had_nul)
 {
     char *w = s;
     for (const char *p = s; *p;) {
@@ -623,7 +621,7 @@ static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
         if (p[0] == '%' && (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0) {
             char c = (char)(hi << 4 | lo);
             if (c == '\0') {
-                url_had_nul = true;
+                *had_nul = true;
                 *w++ = *p++;
                 continue;
             }
@@ -635,6 +633,11 @@ static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
     }
     *w = '\0';
     return (size_t)(w - s);
+}
+
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+    return http_url_unescape(s, &url_had_nul);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));

@@ -111,6 +111,11 @@ void http_reply_stream(http_ctx *c, int status, const char *content_type, http_s
 void http_reply_stream_ex(http_ctx *c, int status, const char *content_type, uint64_t length,
                           const char *const *headers, http_stream_fn fn,
                           void (*free_fn)(void *arg), void *arg);
+/* Percent-decodes s in place (the URL path and query arguments), as
+ * libmicrohttpd would, except that %00 is kept as the three characters and
+ * *had_nul set: the server refuses such a request (S001) rather than let
+ * a C string end early. Returns the new length. */
+size_t http_url_unescape(char *s, bool *had_nul);
 /* A request header, or NULL. */
 const char *http_header(http_ctx *c, const char *name);
 /* A query argument, or NULL. */
