@@ -419,8 +419,10 @@ static void progress_start(progress *p, uint64_t total)
 static void progress_draw(progress *p)
 {
     char line[160];
+    /* A small file can be through within the millisecond: a rate still. */
+    int64_t ms = p->last_ms - p->start_ms;
     transfer_progress_format(line, sizeof(line), p->done, p->total,
-                             (uint64_t)(p->last_ms - p->start_ms));
+                             (uint64_t)(ms > 0 ? ms : 1));
     fprintf(stderr, "\r%s\033[K", line);
     fflush(stderr);
     p->drawn = true;

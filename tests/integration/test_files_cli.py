@@ -400,19 +400,13 @@ def test_fs_search_operations(d, sid):
     ok(fs(d, sid, "write", {"path": "/workspace/s/a.py", "content": "x = 1  # TODO\n",
                             "parents": True}))
     ok(fs(d, sid, "write", {"path": "/workspace/s/b.txt", "content": "nothing\n"}))
-    p = fs(d, sid, "grep", {"path": "/workspace", "pattern": "TODO", "recursive": True})
-    if b"S219" in p.stderr:
-        pytest.skip("grep is not built yet")
-    b = json.loads(ok(p).stdout)
-    assert [m["path"] for m in b["matches"]] == ["/workspace/s/a.py"]
-    p = fs(d, sid, "glob", {"path": "/workspace", "pattern": "**/*.py"})
-    if b"S219" not in p.stderr:
-        assert "/workspace/s/a.py" in ok(p).stdout.decode()
-    p = fs(d, sid, "sed", {"files": ["/workspace/s/a.py"], "pattern": "TODO",
-                           "replacement": "DONE"})
-    if b"S219" not in p.stderr:
-        ok(p)
-        assert ok(cli(d, "download", sid, "s/a.py", "-")).stdout == b"x = 1  # DONE\n"
+    p = ok(fs(d, sid, "grep", {"path": "/workspace", "pattern": "TODO", "recursive": True}))
+    assert [m["path"] for m in json.loads(p.stdout)["matches"]] == ["/workspace/s/a.py"]
+    p = ok(fs(d, sid, "glob", {"path": "/workspace", "pattern": "**/*.py"}))
+    assert "/workspace/s/a.py" in p.stdout.decode()
+    ok(fs(d, sid, "sed", {"files": ["/workspace/s/a.py"], "pattern": "TODO",
+                          "replacement": "DONE"}))
+    assert ok(cli(d, "download", sid, "s/a.py", "-")).stdout == b"x = 1  # DONE\n"
 
 
 # ---- what a daemon does not do on demand: a fake server ------------------------------------------
