@@ -93,7 +93,7 @@ agent_exec *agent_exec_find(agent *a, uint32_t id);
 /* builtin.c: runs a built-in operation in an exec's child (already the
  * sandbox user, in its cwd, stdio in place). Returns the exit status. */
 int agent_builtin_main(char *const argv[]);
-/* Writes content to path (parents made) atomically, as `write` does.
+/* fs.c: writes content to path (parents made) atomically, as fs write does.
  * Returns 0 or the errno of the failure. */
 int agent_builtin_write(const char *path, const char *mode, const char *content);
 /* fs.c: `fs OP key=value...`, the file API's operations (fs_int.h). */

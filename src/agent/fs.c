@@ -999,6 +999,38 @@ static int op_mv(const fs_args *a, jsonw *w)
     return BUILTIN_OK;
 }
 
+/* write-exec's file (builtin.c): parents made, written as write does. */
+int agent_builtin_write(const char *path, const char *mode_s, const char *content)
+{
+    char *end;
+    unsigned long mode = strtoul(mode_s, &end, 8);
+    if (!*path || !*mode_s || *end || mode > 07777)
+        return EINVAL;
+    char dir[PATH_MAX];
+    parent_of(path, dir, sizeof(dir));
+    bool created;
+    uint64_t n;
+    int rc = make_dirs(dir, 0755, &created);
+    if (rc == BUILTIN_OK)
+        rc = fs_write_atomic(path, (unsigned)mode, -1, content, strlen(content), UINT64_MAX,
+                             UINT64_MAX, &n);
+    switch (rc) {
+    case BUILTIN_OK:
+        return 0;
+    case BUILTIN_NOT_FOUND:
+    case BUILTIN_PARENT_MISSING:
+        return ENOENT;
+    case BUILTIN_WRONG_TYPE:
+        return EISDIR;
+    case BUILTIN_DENIED:
+        return EACCES;
+    case BUILTIN_QUOTA:
+        return EFBIG;
+    default:
+        return EIO;
+    }
+}
+
 /* ---- entry point ------------------------------------------------------------------ */
 
 static const struct {
