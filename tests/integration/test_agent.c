@@ -378,6 +378,62 @@ static void test_stdin_overrun_closes_stdin(void **st)
     stop(b, ws);
 }
 
+/* EXEC_OUTPUT_WINDOW: with nothing acknowledged the agent sends one
+ * window of stdout and no more; acknowledgements let the rest through. */
+static void test_output_window(void **st)
+{
+    char ws[32];
+    box *b = start(ws, sizeof(ws));
+    proto_exec e = {.argv = (char *[]){"head", "-c", "5000000", "/dev/zero", NULL}, .cwd = "",
+                    .stdout_cap = UINT64_MAX, .stderr_cap = 1 << 20,
+                    .flags = EXEC_OUTPUT_WINDOW};
+    send_req(b, 4, &e);
+    uint64_t got = 0;
+    frame f;
+    /* Take what comes until it stops coming for a moment. */
+    for (;;) {
+        const uint8_t *p;
+        int r = proto_peek_frame(&b->in, &f.h, &p, NULL);
+        assert_true(r >= 0);
+        if (r) {
+            if (f.h.type == PROTO_OUTPUT && f.h.id == 4)
+                got += f.h.len;
+            assert_int_not_equal(f.h.type, PROTO_EXIT);
+            cbuf_consume(&b->in, PROTO_HDR_SIZE + f.h.len);
+            continue;
+        }
+        struct pollfd pf = {.fd = b->sock, .events = POLLIN};
+        if (poll(&pf, 1, 500) == 0)
+            break;
+        assert_true(box_recv(b, NULL) > 0);
+    }
+    assert_int_equal(got, PROTO_OUTPUT_WINDOW);
+    /* Acknowledge as it comes: everything arrives, then the exit. */
+    uint8_t ack[4];
+    wire_le32(ack, (uint32_t)got);
+    send_raw(b, PROTO_OUTPUT_ACK, 0, 4, ack, sizeof(ack));
+    proto_exit x;
+    for (;;) {
+        assert_true(next(b, &f));
+        if (f.h.type == PROTO_OUTPUT && f.h.id == 4) {
+            got += f.h.len;
+            wire_le32(ack, f.h.len);
+            send_raw(b, PROTO_OUTPUT_ACK, 0, 4, ack, sizeof(ack));
+        }
+        bool done = f.h.type == PROTO_EXIT && f.h.id == 4;
+        if (done)
+            assert_int_equal(proto_get_exit(f.p, f.h.len, &x, NULL), 0);
+        cella_free(f.p);
+        if (done)
+            break;
+    }
+    assert_int_equal(got, 5000000);
+    assert_int_equal(x.exit_code, 0);
+    assert_false(x.flags & EXIT_STDOUT_TRUNCATED);
+    proto_exit_free(&x);
+    stop(b, ws);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -390,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_stopped_starter_cannot_wedge_the_agent),
         cmocka_unit_test(test_oversized_request_is_refused_before_sending),
         cmocka_unit_test(test_stdin_overrun_closes_stdin),
+        cmocka_unit_test(test_output_window),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
