@@ -652,3 +652,47 @@ def test_one_gib_each_way_with_the_daemon_flat(tmp_path):
         daemon.delete(f"/v1/sandboxes/{s}?wait=true")
     finally:
         daemon.close()
+
+
+def test_agent_killed_mid_upload_leaves_no_partial_file(tmp_path):
+    """The sandbox dies while a PUT streams in: the call fails cleanly and
+    its workspace holds neither the file nor a temporary."""
+    import signal
+    from daemon import agent_pids
+    cfg = tmp_path / "cella.yaml"
+    cfg.write_text("pool_size: 0\n")
+    daemon = Daemon(config=str(cfg)).start()
+    try:
+        before = set(agent_pids())
+        s = daemon.create("shell")
+        mine = set(agent_pids()) - before
+        assert len(mine) == 1
+        sock = socket.create_connection((daemon.host, daemon.port))
+        sock.sendall((f"PUT /v1/sandboxes/{s}/files/workspace/part HTTP/1.1\r\nHost: x\r\n"
+                      f"Content-Length: 100000000\r\n\r\n").encode() + b"p" * 2000000)
+        time.sleep(0.3)
+        os.kill(mine.pop(), signal.SIGKILL)
+        sock.settimeout(HANG_LIMIT)
+        try:
+            while True:
+                sock.sendall(b"p" * 65536)
+        except OSError:
+            pass
+        answer = b""
+        try:
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        except OSError:
+            pass
+        sock.close()
+        assert not answer.startswith(b"HTTP/1.1 200"), answer[:200]
+        ws = os.path.join(daemon.state_dir, "workspaces", s)
+        assert os.listdir(ws) == []
+        st, b = daemon.get(f"/v1/sandboxes/{s}")
+        assert b["state"] == "dead"
+        assert daemon.delete(f"/v1/sandboxes/{s}?wait=true")[0] == 200
+    finally:
+        daemon.close()
