@@ -87,12 +87,17 @@ static void skipped(tar_out *o, const char *name, const char *why)
     fprintf(stderr, "tar: skipped %s%s: %s\n", o->rel, name, why);
 }
 
-/* The header(s) of one member named rel+name (+ "/" for a directory). */
+/* The header(s) of one member named rel+name (+ "/" for a directory).
+ * 1: skipped (a name longer than a tar entry may carry), nothing written. */
 static int put_header(tar_out *o, const char *name, const struct stat *st, char type,
                       const char *link, uint64_t size)
 {
     tar_entry *e = &o->e;
-    snprintf(e->name, sizeof(e->name), "%s%s%s", o->rel, name, type == '5' ? "/" : "");
+    int k = snprintf(e->name, sizeof(e->name), "%s%s%s", o->rel, name, type == '5' ? "/" : "");
+    if (k < 0 || (size_t)k >= sizeof(e->name)) {
+        skipped(o, name, "name too long");
+        return 1;
+    }
     snprintf(e->linkname, sizeof(e->linkname), "%s", link ? link : "");
     e->size = size;
     e->mode = st->st_mode & 07777;
@@ -125,8 +130,13 @@ static int put_file(tar_out *o, int dir, const char *name)
         return 0;
     }
     uint64_t size = (uint64_t)st.st_size, left = size;
-    if (put_header(o, name, &st, '0', NULL, size) < 0)
+    int h = put_header(o, name, &st, '0', NULL, size);
+    if (h < 0)
         goto error;
+    if (h > 0) {
+        close(fd);
+        return 0;
+    }
     while (left) {
         if (o->len == TAR_CHUNK && out_flush(o) < 0)
             goto error;
@@ -220,8 +230,11 @@ static int walk(tar_out *o, int dir, int depth)
             int c = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (c >= 0)
                 fstat(c, &st);
-            if (put_header(o, name, &st, '5', NULL, 0) < 0) {
+            int h = put_header(o, name, &st, '5', NULL, 0);
+            if (h < 0) {
                 rc = out_failed();
+            } else if (h > 0) {
+                /* skipped, and so is what it holds */
             } else if (c < 0) {
                 skipped(o, name, strerror(errno));
             } else {
