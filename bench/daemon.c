@@ -12,153 +12,21 @@
  * The daemon is started here, on a free loopback port with a throwaway state
  * directory, and stopped at the end. HTTP is spoken over one keep-alive
  * connection per client, as a real client would. */
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_http.h"
 #include "bench_util.h"
 
 #define BEGIN_MARK "<!-- bench:daemon:begin -->"
 #define END_MARK "<!-- bench:daemon:end -->"
 #define CLIENTS 8
-
-extern char **environ;
-
-static int port;
-
-/* ---- a minimal keep-alive HTTP client ------------------------------------- */
-
-static int http_connect(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-        perror("connect");
-        exit(1);
-    }
-    return fd;
-}
-
-/* Sends one request and reads the answer (Content-Length bodies only, which
- * is what the daemon sends for JSON). Returns the status; body (may be NULL)
- * gets up to cap-1 bytes. */
-static int http_call(int fd, const char *method, const char *path, const char *body, char *out,
-                     size_t cap)
-{
-    char req[8192];
-    int n = snprintf(req, sizeof(req),
-                     "%s %s HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-                     "Content-Length: %zu\r\n\r\n%s",
-                     method, path, body ? strlen(body) : 0, body ? body : "");
-    if (write(fd, req, (size_t)n) != n) {
-        perror("write");
-        exit(1);
-    }
-    static __thread char buf[1 << 20];
-    size_t got = 0;
-    char *hdr_end = NULL;
-    long clen = -1;
-    for (;;) {
-        ssize_t r = read(fd, buf + got, sizeof(buf) - 1 - got);
-        if (r <= 0) {
-            fprintf(stderr, "bench: the daemon closed the connection\n");
-            exit(1);
-        }
-        got += (size_t)r;
-        buf[got] = '\0';
-        if (!hdr_end && (hdr_end = strstr(buf, "\r\n\r\n"))) {
-            char *cl = strcasestr(buf, "Content-Length:");
-            clen = cl && cl < hdr_end ? atol(cl + 15) : 0;
-        }
-        if (hdr_end && got >= (size_t)(hdr_end + 4 - buf) + (size_t)clen)
-            break;
-    }
-    int status = atoi(buf + 9);
-    if (out) {
-        size_t bl = (size_t)clen < cap - 1 ? (size_t)clen : cap - 1;
-        memcpy(out, hdr_end + 4, bl);
-        out[bl] = '\0';
-    }
-    return status;
-}
-
-static void json_field(const char *json, const char *key, char *out, size_t cap)
-{
-    char pat[64];
-    snprintf(pat, sizeof(pat), "\"%s\":\"", key);
-    const char *p = strstr(json, pat);
-    out[0] = '\0';
-    if (p) {
-        p += strlen(pat);
-        size_t n = strcspn(p, "\"");
-        snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
-    }
-}
-
-static void must(int status, int want, const char *what, const char *body)
-{
-    if (status != want) {
-        fprintf(stderr, "bench: %s answered %d: %s\n", what, status, body);
-        exit(1);
-    }
-}
-
-/* ---- the daemon ------------------------------------------------------------- */
-
-static pid_t start_daemon(const char *cella, const char *state, const char *cfg, const char *log)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    char *argv[] = {(char *)cella, "serve", "--listen", "127.0.0.1:0", "--state-dir",
-                    (char *)state, "--config", (char *)cfg, NULL};
-    pid_t pid;
-    if (posix_spawn(&pid, cella, &fa, NULL, argv, environ) != 0) {
-        perror("spawn cella serve");
-        exit(1);
-    }
-    posix_spawn_file_actions_destroy(&fa);
-    for (int i = 0; i < 2000 && !port; i++) {
-        usleep(5000);
-        FILE *f = fopen(log, "r");
-        char line[512];
-        while (f && fgets(line, sizeof(line), f)) {
-            char *a = strstr(line, "addr=127.0.0.1:");
-            if (a)
-                port = atoi(a + 15);
-        }
-        if (f)
-            fclose(f);
-    }
-    if (!port) {
-        fprintf(stderr, "bench: cella serve did not start (see %s)\n", log);
-        exit(1);
-    }
-    int fd = http_connect();
-    char body[256];
-    while (http_call(fd, "GET", "/readyz", NULL, body, sizeof(body)) != 200)
-        usleep(10000);
-    close(fd);
-    return pid;
-}
 
 /* ---- (d) throughput ---------------------------------------------------------- */
 
@@ -264,21 +132,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: bubblewrap is needed for (b): %s not found\n", bwrap);
         return 1;
     }
-    char dir[] = "/tmp/cella-bench-daemon-XXXXXX";
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    char state[256], cfg[256], log[256], ws[256];
-    snprintf(state, sizeof(state), "%s/state", dir);
-    snprintf(cfg, sizeof(cfg), "%s/cella.yaml", dir);
-    snprintf(log, sizeof(log), "%s/serve.log", dir);
-    snprintf(ws, sizeof(ws), "%s/ws", dir);
+    char cfg[128], ws[128];
+    snprintf(cfg, sizeof(cfg), "max_concurrent_sandboxes: %d\npool_size: 4\n", idle + 16);
+    bench_daemon d;
+    bench_daemon_start(&d, "daemon", cella, cfg);
+    snprintf(ws, sizeof(ws), "%s/ws", d.dir);
     mkdir(ws, 0755);
-    FILE *cf = fopen(cfg, "w");
-    fprintf(cf, "max_concurrent_sandboxes: %d\npool_size: 4\n", idle + 16);
-    fclose(cf);
-    pid_t daemon = start_daemon(cella, state, cfg, log);
     int fd = http_connect();
     char body[1 << 16], id[64], path[128];
 
@@ -376,9 +235,7 @@ int main(int argc, char **argv)
     long after = mem_available_kb();
     double per_kib = (double)(before - after) / idle;
     close(fd);
-    kill(daemon, SIGTERM);
-    int status;
-    waitpid(daemon, &status, 0);
+    bench_daemon_stop(&d);
 
     char block[8192];
     size_t off = bench_header(block, sizeof(block), runs);
@@ -404,10 +261,6 @@ int main(int argc, char **argv)
                             pct(s_run.ms, runs, .5) / pct(s_py.ms, runs, .5), CLIENTS, tp_run,
                             tp_bare, tp_run / tp_bare, idle, per_kib);
     fputs(block, stdout);
-    char rm[300];
-    snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-    if (system(rm) != 0)
-        fprintf(stderr, "bench: could not remove %s\n", dir);
     if (out && write_block(out, BEGIN_MARK, END_MARK, block) < 0) {
         perror(out);
         return 1;
