@@ -172,13 +172,17 @@ static void touch(core_fs_stream *st)
     }
 }
 
-/* Moves queued output into pending (stdout) and err (stderr, kept short). */
-static void take_all(core_fs_stream *st)
+/* Moves queued output into pending (stdout) and err (stderr, kept short),
+ * until pending holds at least `until` bytes. Taking acknowledges: a
+ * download's window reopens as its bytes are taken, so taking more than the
+ * client is about to read would let the agent refill the window while
+ * pending grows. Downloads take one chunk at a time. */
+static void take(core_fs_stream *st, size_t until)
 {
     int stream;
     cbuf chunk;
     cbuf_init(&chunk);
-    while (core_exec_take(st->x, &stream, &chunk)) {
+    while (cbuf_avail(&st->pending) < until && core_exec_take(st->x, &stream, &chunk)) {
         if (stream == PROTO_STREAM_STDOUT)
             cbuf_append(&st->pending, cbuf_head(&chunk), cbuf_avail(&chunk));
         else if (cbuf_avail(&st->err) < 4096)
@@ -194,7 +198,7 @@ static int stream_result(core_fs_stream *st, const char *op, cbuf *result, core_
     core_exec_result res;
     if (core_exec_finish(st->x, &res, e) < 0)
         return -1;
-    take_all(st);
+    take(st, SIZE_MAX);
     int rc = 0;
     if (!res.has_exit_code || res.exit_code != BUILTIN_OK || res.timed_out)
         rc = fs_failed(&res, &st->err, op, e);
@@ -222,7 +226,7 @@ int core_fs_download(sandbox *s, const core_fs_req *r, int client_fd, core_fs_st
     if (stream_start(s, r, client_fd, false, &st, e) < 0)
         return -1;
     for (;;) {
-        take_all(st);
+        take(st, cbuf_avail(&st->pending) + 1);
         const uint8_t *nl = memchr(cbuf_head(&st->pending), '\n', cbuf_avail(&st->pending));
         if (nl) {
             size_t n = (size_t)(nl - cbuf_head(&st->pending));
@@ -259,7 +263,7 @@ ssize_t core_fs_read(core_fs_stream *st, void *buf, size_t max, core_error *e)
             touch(st);
             return (ssize_t)n;
         }
-        take_all(st);
+        take(st, 1);
         if (cbuf_avail(&st->pending))
             continue;
         if (st->done)
@@ -290,7 +294,7 @@ int core_fs_upload_end(core_fs_stream *st, cbuf *result, core_error *e)
 {
     mux_exec_feed_end(core_exec_mux(st->x));
     while (!st->done) {
-        take_all(st);
+        take(st, SIZE_MAX);
         if (stream_wait(st) < 0)
             return core_fail(e, S218, "transfer aborted: the client went away");
     }

@@ -648,7 +648,7 @@ def test_one_gib_each_way_with_the_daemon_flat(tmp_path):
         assert n == big
         # A window is about 1 MiB each way; allow generous slack for threads
         # and allocator noise, far below the transferred gigabyte.
-        assert peak[0] - before < 96 * 1024, (before, peak[0])
+        assert peak[0] - before < 48 * 1024, (before, peak[0])
         daemon.delete(f"/v1/sandboxes/{s}?wait=true")
     finally:
         daemon.close()
