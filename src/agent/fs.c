@@ -21,9 +21,6 @@
 #include "util/alloc.h"
 #include "util/text.h"
 
-/* Deeper trees than this are refused by the walks (rm -r, chmod -R, the
- * quota's): each level holds a descriptor and a stack frame. */
-#define FS_MAX_DEPTH 256
 /* read inlines a body below this size (iii's INLINE_BUFFER_CAP). */
 #define FS_INLINE_MAX (1u << 20)
 
@@ -45,6 +42,15 @@ size_t fs_arg_all(const fs_args *a, const char *key, const char **out, size_t ma
     for (char *const *p = a->kv; *p && n < max; p++)
         if (!strncmp(*p, key, kl) && (*p)[kl] == '=')
             out[n++] = *p + kl + 1;
+    return n;
+}
+
+size_t fs_arg_count(const fs_args *a, const char *key)
+{
+    size_t kl = strlen(key), n = 0;
+    for (char *const *p = a->kv; *p; p++)
+        if (!strncmp(*p, key, kl) && (*p)[kl] == '=')
+            n++;
     return n;
 }
 
@@ -170,6 +176,13 @@ int fs_fail_errno(int e, const char *what, const char *path)
     }
 }
 
+int fs_fail_opendir(int e, const char *what, const char *path)
+{
+    if (e == ENOTDIR)
+        return fs_fail(BUILTIN_WRONG_TYPE, "not a directory: %s", path);
+    return fs_fail_errno(e, what, path);
+}
+
 char *fs_abs(const char *path)
 {
     if (path[0] == '/')
@@ -197,6 +210,63 @@ int fs_stdout(const void *p, size_t n)
     return 0;
 }
 
+/* ---- directories ------------------------------------------------------------- */
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void fs_sort_names(char **names, size_t n)
+{
+    if (n)
+        qsort(names, n, sizeof(char *), cmp_names);
+}
+
+void fs_free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cella_free(names[i]);
+    cella_free(names);
+}
+
+char **fs_list_dir(DIR *d, size_t *count)
+{
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            names = cella_realloc(names, cap * sizeof(char *));
+        }
+        names[n++] = cella_strdup(de->d_name);
+    }
+    fs_sort_names(names, n);
+    *count = n;
+    return names;
+}
+
+/* The first step of a walk's level: the directory fd (consumed) as a DIR,
+ * or NULL with *rc the status (deeper than FS_MAX_DEPTH, or fdopendir
+ * failing), its message naming what and path. */
+static DIR *open_level(int fd, const char *what, const char *path, int depth, int *rc)
+{
+    if (depth > FS_MAX_DEPTH) {
+        close(fd);
+        *rc = fs_fail(BUILTIN_IO, "%s %s: deeper than %d levels", what, path, FS_MAX_DEPTH);
+        return NULL;
+    }
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        close(fd);
+        *rc = fs_fail_errno(e, what, path);
+    }
+    return d;
+}
+
 /* ---- entries ----------------------------------------------------------------- */
 
 static void put_entry(jsonw *w, const char *name, const struct stat *st)
@@ -211,44 +281,21 @@ static void put_entry(jsonw *w, const char *name, const struct stat *st)
     jw_obj_end(w);
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* ls {path}: the directory's entries by name, each lstat'ed. */
 static int op_ls(const fs_args *a, jsonw *w)
 {
     const char *path;
     if (fs_arg_path(a, "path", &path) < 0)
         return BUILTIN_USAGE;
-    /* O_DIRECTORY fails on anything else before it could block (a FIFO). */
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        if (e == ENOTDIR)
-            return fs_fail(BUILTIN_WRONG_TYPE, "not a directory: %s", path);
-        return fs_fail_errno(e, "ls", path);
-    }
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        int e = errno;
-        close(fd);
-        return fs_fail_errno(e, "ls", path);
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    for (struct dirent *de; (de = readdir(d));) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            names = cella_realloc(names, cap * sizeof(char *));
-        }
-        names[n++] = cella_strdup(de->d_name);
-    }
-    if (n)
-        qsort(names, n, sizeof(char *), cmp_names);
+    if (fd < 0)
+        return fs_fail_opendir(errno, "ls", path);
+    int rc = BUILTIN_OK;
+    DIR *d = open_level(fd, "ls", path, 0, &rc);
+    if (!d)
+        return rc;
+    size_t n;
+    char **names = fs_list_dir(d, &n);
     jw_obj(w);
     jw_key(w, "entries");
     jw_arr(w);
@@ -257,11 +304,10 @@ static int op_ls(const fs_args *a, jsonw *w)
         /* Gone since readdir: it is simply not listed. */
         if (fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
             put_entry(w, names[i], &st);
-        cella_free(names[i]);
     }
     jw_arr_end(w);
     jw_obj_end(w);
-    cella_free(names);
+    fs_free_names(names, n);
     closedir(d);
     return BUILTIN_OK;
 }
@@ -381,6 +427,15 @@ static int op_mkdir(const fs_args *a, jsonw *w)
 
 /* ---- writing ------------------------------------------------------------------ */
 
+void fs_tmp_name(char *buf, size_t n, const char *dir, int tries)
+{
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof(r), 0) < 0)
+        r = (uint64_t)getpid() * 1000003u + (uint64_t)tries;
+    snprintf(buf, n, "%s%s.cella-%016llx.tmp", dir ? dir : "", dir ? "/" : "",
+             (unsigned long long)r);
+}
+
 static int copy_in(int out, int in_fd, const void *data, size_t n, uint64_t *written)
 {
     *written = 0;
@@ -442,10 +497,7 @@ int fs_write_atomic(const char *path, unsigned mode, int in_fd, const void *data
     if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
         /* Filesystems without O_TMPFILE: a hidden sibling, new (O_EXCL) so
          * never a planted link. */
-        uint64_t r = 0;
-        if (getrandom(&r, sizeof(r), 0) < 0)
-            r = (uint64_t)getpid();
-        snprintf(tmp, sizeof(tmp), "%s/.cella-%016llx.tmp", dir, (unsigned long long)r);
+        fs_tmp_name(tmp, sizeof(tmp), dir, 0);
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         named = fd >= 0;
     }
@@ -475,10 +527,7 @@ int fs_write_atomic(const char *path, unsigned mode, int in_fd, const void *data
         char proc[64];
         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
         for (int tries = 0;; tries++) {
-            uint64_t r = 0;
-            if (getrandom(&r, sizeof(r), 0) < 0)
-                r = (uint64_t)getpid() + (uint64_t)tries;
-            snprintf(tmp, sizeof(tmp), "%s/.cella-%016llx.tmp", dir, (unsigned long long)r);
+            fs_tmp_name(tmp, sizeof(tmp), dir, tries);
             if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
                 break;
             if (errno != EEXIST || tries > 8)
@@ -594,10 +643,24 @@ static int op_write(const fs_args *a, jsonw *w)
 
 /* ---- reading -------------------------------------------------------------------- */
 
+int fs_open_regular(int dir, const char *name, bool follow, struct stat *st)
+{
+    int fd = openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+                                   (follow ? 0 : O_NOFOLLOW));
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    return fd;
+}
+
 /* Opens path for reading only if it is a regular file: a FIFO would block
- * and a device would be read (stat first; O_NONBLOCK and a second fstat
- * for one swapped in between). */
-static int open_regular(const char *path, struct stat *st, int *rc)
+ * and a device would be read (stat first, then fs_open_regular for one
+ * swapped in between). */
+static int open_for_read(const char *path, struct stat *st, int *rc)
 {
     if (stat(path, st) < 0) {
         *rc = fs_fail_errno(errno, "read", path);
@@ -611,16 +674,10 @@ static int open_regular(const char *path, struct stat *st, int *rc)
         *rc = fs_fail(BUILTIN_WRONG_TYPE, "not a regular file: %s", path);
         return -1;
     }
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-        *rc = fs_fail_errno(errno, "read", path);
-        return -1;
-    }
-    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
-        close(fd);
-        *rc = fs_fail(BUILTIN_WRONG_TYPE, "not a regular file: %s", path);
-        return -1;
-    }
+    int fd = fs_open_regular(AT_FDCWD, path, true, st);
+    if (fd < 0)
+        *rc = errno == EINVAL ? fs_fail(BUILTIN_WRONG_TYPE, "not a regular file: %s", path)
+                              : fs_fail_errno(errno, "read", path);
     return fd;
 }
 
@@ -633,7 +690,7 @@ static int op_read(const fs_args *a, jsonw *w)
         return BUILTIN_USAGE;
     struct stat st;
     int rc;
-    int fd = open_regular(path, &st, &rc);
+    int fd = open_for_read(path, &st, &rc);
     if (fd < 0)
         return rc;
     jw_obj(w);
@@ -679,7 +736,7 @@ static int op_cat(const fs_args *a, jsonw *w)
         return BUILTIN_USAGE;
     struct stat st;
     int rc;
-    int fd = open_regular(path, &st, &rc);
+    int fd = open_for_read(path, &st, &rc);
     if (fd < 0)
         return rc;
     uint64_t size = (uint64_t)st.st_size;
@@ -733,17 +790,10 @@ static int op_cat(const fs_args *a, jsonw *w)
  * unlinked, never followed. */
 static int rm_tree(int fd, const char *path, int depth)
 {
-    if (depth > FS_MAX_DEPTH) {
-        close(fd);
-        return fs_fail(BUILTIN_IO, "rm %s: deeper than %d levels", path, FS_MAX_DEPTH);
-    }
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        int e = errno;
-        close(fd);
-        return fs_fail_errno(e, "rm", path);
-    }
     int rc = BUILTIN_OK;
+    DIR *d = open_level(fd, "rm", path, depth, &rc);
+    if (!d)
+        return rc;
     for (struct dirent *de; rc == BUILTIN_OK && (de = readdir(d));) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
@@ -825,17 +875,10 @@ static int chmod_one(int dir, const char *name, const char *shown, chmod_req *r)
 
 static int chmod_tree(int fd, const char *path, int depth, chmod_req *r)
 {
-    if (depth > FS_MAX_DEPTH) {
-        close(fd);
-        return fs_fail(BUILTIN_IO, "chmod %s: deeper than %d levels", path, FS_MAX_DEPTH);
-    }
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        int e = errno;
-        close(fd);
-        return fs_fail_errno(e, "chmod", path);
-    }
     int rc = BUILTIN_OK;
+    DIR *d = open_level(fd, "chmod", path, depth, &rc);
+    if (!d)
+        return rc;
     for (struct dirent *de; rc == BUILTIN_OK && (de = readdir(d));) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;

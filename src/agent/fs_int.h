@@ -16,6 +16,7 @@
 #ifndef CELLA_AGENT_FS_INT_H
 #define CELLA_AGENT_FS_INT_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +24,14 @@
 
 #include "agent/builtin.h"
 #include "util/jsonw.h"
+
+/* Deeper trees than this are refused by the walks (rm -r, chmod -R, the
+ * quota's, grep/sed/glob, tar): each level holds a descriptor and a stack
+ * frame. */
+#define FS_MAX_DEPTH 256
+/* tar: output is gathered into writes of this size, files stream through
+ * it; extraction reads the archive in pieces of it. */
+#define TAR_CHUNK (256u << 10)
 
 typedef struct fs_args {
     char *const *kv;              /* "key=value" words, NULL-terminated */
@@ -32,6 +41,8 @@ typedef struct fs_args {
 const char *fs_arg(const fs_args *a, const char *key);
 /* Every value of a repeated key, in order; returns the count (at most max). */
 size_t fs_arg_all(const fs_args *a, const char *key, const char **out, size_t max);
+/* How many times key is given. */
+size_t fs_arg_count(const fs_args *a, const char *key);
 /* "1"/"true" and "0"/"false"; def when absent. -1 (and a message) when malformed. */
 int fs_arg_bool(const fs_args *a, const char *key, bool def, bool *out);
 int fs_arg_u64(const fs_args *a, const char *key, uint64_t def, uint64_t *out);
@@ -47,6 +58,10 @@ int fs_status_for(int errnum);
 /* "<what> <path>: <strerror>" with the status for errnum. ENOENT reads
  * "file not found: <path>", as iii says it. */
 int fs_fail_errno(int errnum, const char *what, const char *path);
+/* The failure to open path as a directory (O_DIRECTORY, so that anything
+ * else fails before it could block, a FIFO): ENOTDIR reads "not a
+ * directory: <path>"; other errors as fs_fail_errno says them. */
+int fs_fail_opendir(int errnum, const char *what, const char *path);
 
 /* path made absolute against the working directory (lexically: no
  * symlink is followed). Returns a malloc'd string. */
@@ -55,18 +70,35 @@ char *fs_abs(const char *path);
 /* Each op fills w with its result object and returns a BUILTIN_* status.
  * fs.c: ls stat mkdir write read cat rm chmod mv */
 typedef int (*fs_op_fn)(const fs_args *a, jsonw *w);
-/* fs_search.c */
+/* fs_grep.c: grep and glob; fs_sed.c: sed (both on fs_walk.h's walk) */
 int fs_op_grep(const fs_args *a, jsonw *w);
 int fs_op_sed(const fs_args *a, jsonw *w);
 int fs_op_glob(const fs_args *a, jsonw *w);
-/* fs_tar.c: tar-create writes its header line and the archive to stdout
- * itself; tar-extract reads the archive from stdin. */
+/* fs_tar_create.c: writes its header line and the archive to stdout itself. */
 int fs_op_tar_create(const fs_args *a, jsonw *w);
+/* fs_tar_extract.c: reads the archive from stdin. */
 int fs_op_tar_extract(const fs_args *a, jsonw *w);
 
 /* Shared helpers, in fs.c. */
 /* Writes all of p to fd 1 (stdout). -1 on failure. */
 int fs_stdout(const void *p, size_t n);
+/* The names in the directory d but "." and "..", sorted bytewise (so a
+ * walk comes out in the same order every time); *count gets how many.
+ * Free them with fs_free_names. */
+char **fs_list_dir(DIR *d, size_t *count);
+/* Sorts n malloc'd strings bytewise. */
+void fs_sort_names(char **names, size_t n);
+/* Frees n malloc'd strings and the array that holds them. */
+void fs_free_names(char **names, size_t n);
+/* Opens name in dir for reading only if it is a regular file: O_NONBLOCK
+ * so that a FIFO swapped in since the caller's lstat cannot block the
+ * open, fstat (into st) to confirm what was opened; follow: whether a
+ * symlink as the last component is followed. -1 with errno (EINVAL: not a
+ * regular file). */
+int fs_open_regular(int dir, const char *name, bool follow, struct stat *st);
+/* A hidden temporary's name, ".cella-<random>.tmp", in dir (NULL: no
+ * directory part); tries, the attempt, varies it when getrandom fails. */
+void fs_tmp_name(char *buf, size_t n, const char *dir, int tries);
 /* Atomically replaces path with the bytes of in_fd (or data when in_fd < 0):
  * a hidden O_TMPFILE (or, where the filesystem lacks it, a temporary
  * sibling), fsync, fchmod, then rename over path. Killed half-way, it

@@ -1,7 +1,7 @@
 /* ustar/pax header codec for the agent's archives, and a streaming reader
  * that turns a byte source into entries. Pure: no file is opened here, so
  * the unit tests and the fuzzer drive every byte of it (the agent's tar
- * ops in agent/fs_tar.c do the filesystem side).
+ * ops in agent/fs_tar_create.c and fs_tar_extract.c do the filesystem side).
  *
  * What is understood: POSIX ustar headers (name + prefix), v7 headers,
  * pax extended headers ('x': path, linkpath, size, mtime, uid, gid; 'g'

@@ -1,294 +1,6 @@
-/* tar-create and tar-extract: archives of directories inside the sandbox
- * (the format is util/tar.c's; fs_int.h has the protocol).
- *
- * tar-create {path}: stdout gets {"format":"tar"} on one line, then a
- *   ustar/pax archive of the directory's contents, names relative to it,
- *   sorted, ending with two zero blocks. Regular files, directories and
- *   symlinks (never followed) are archived; FIFOs, sockets and devices are
- *   skipped, never opened. Once the first byte is out, a status can no
- *   longer replace the archive, so what cannot be read (a file without
- *   read permission, a directory we may not list, a name past PATH_MAX)
- *   is skipped with a line on stderr and the archive stays well-formed.
- *   Hard-linked files are archived once per name, as regular files. Only
- *   a failure to write stdout or a tree deeper than TAR_MAX_DEPTH stop it:
- *   the archive then ends without its zero blocks and the status says so.
- *
- * tar-extract {path, parents=0, quota=0} <- stdin: see the part below. */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <linux/openat2.h>
-
-#include "agent/fs_int.h"
-#include "util/alloc.h"
-#include "util/err.h"
-#include "util/fdio.h"
-#include "util/tar.h"
-
-/* Each level holds a descriptor, a sorted name list and a stack frame. */
-#define TAR_MAX_DEPTH 256
-/* Output is gathered into writes of this size; files stream through it. */
-#define TAR_CHUNK (256u << 10)
-
-typedef struct tar_out {
-    uint8_t *buf;
-    size_t len;
-    cbuf hdr;
-    tar_entry e;
-    char rel[PATH_MAX];           /* the current directory, "" or ending in '/' */
-    uint64_t skipped;
-} tar_out;
-
-/* The stream's own failure: the status that ends the op. */
-static int out_failed(void)
-{
-    return fs_fail(BUILTIN_IO, "tar: writing the archive: %s", strerror(errno));
-}
-
-static int out_flush(tar_out *o)
-{
-    if (o->len && fs_stdout(o->buf, o->len) < 0)
-        return -1;
-    o->len = 0;
-    return 0;
-}
-
-/* Appends n bytes of p, or n zeros when p is NULL. */
-static int out_put(tar_out *o, const void *p, uint64_t n)
-{
-    while (n) {
-        if (o->len == TAR_CHUNK && out_flush(o) < 0)
-            return -1;
-        size_t k = TAR_CHUNK - o->len < n ? TAR_CHUNK - o->len : (size_t)n;
-        if (p) {
-            memcpy(o->buf + o->len, p, k);
-            p = (const char *)p + k;
-        } else {
-            memset(o->buf + o->len, 0, k);
-        }
-        o->len += k;
-        n -= k;
-    }
-    return 0;
-}
-
-static void skipped(tar_out *o, const char *name, const char *why)
-{
-    o->skipped++;
-    fprintf(stderr, "tar: skipped %s%s: %s\n", o->rel, name, why);
-}
-
-/* The header(s) of one member named rel+name (+ "/" for a directory).
- * 1: skipped (a name longer than a tar entry may carry), nothing written. */
-static int put_header(tar_out *o, const char *name, const struct stat *st, char type,
-                      const char *link, uint64_t size)
-{
-    tar_entry *e = &o->e;
-    int k = snprintf(e->name, sizeof(e->name), "%s%s%s", o->rel, name, type == '5' ? "/" : "");
-    if (k < 0 || (size_t)k >= sizeof(e->name)) {
-        skipped(o, name, "name too long");
-        return 1;
-    }
-    snprintf(e->linkname, sizeof(e->linkname), "%s", link ? link : "");
-    e->size = size;
-    e->mode = st->st_mode & 07777;
-    e->mtime = (int64_t)st->st_mtim.tv_sec;
-    e->uid = st->st_uid;
-    e->gid = st->st_gid;
-    e->type = type;
-    cbuf_reset(&o->hdr);
-    if (tar_encode(&o->hdr, e) < 0)
-        return errno = EINVAL, -1;
-    return out_put(o, cbuf_head(&o->hdr), cbuf_avail(&o->hdr));
-}
-
-/* A regular file: the size its header announces is the size sent. A file
- * that shrinks while read is padded with zeros, one that grows is cut,
- * so the archive stays well-formed whatever happens to it. */
-static int put_file(tar_out *o, int dir, const char *name)
-{
-    /* O_NOFOLLOW: a symlink swapped in since the fstatat is not followed;
-     * O_NONBLOCK: a FIFO swapped in cannot block the open. */
-    int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-        skipped(o, name, strerror(errno));
-        return 0;
-    }
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        skipped(o, name, "not a regular file any more");
-        return 0;
-    }
-    uint64_t size = (uint64_t)st.st_size, left = size;
-    int h = put_header(o, name, &st, '0', NULL, size);
-    if (h < 0)
-        goto error;
-    if (h > 0) {
-        close(fd);
-        return 0;
-    }
-    while (left) {
-        if (o->len == TAR_CHUNK && out_flush(o) < 0)
-            goto error;
-        size_t want = TAR_CHUNK - o->len < left ? TAR_CHUNK - o->len : (size_t)left;
-        ssize_t k = read(fd, o->buf + o->len, want);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            fprintf(stderr, "tar: %s%s: %s; padded with zeros\n", o->rel, name,
-                    k < 0 ? strerror(errno) : "shrank while it was read");
-            if (out_put(o, NULL, left) < 0)
-                goto error;
-            break;
-        }
-        o->len += (size_t)k;
-        left -= (uint64_t)k;
-    }
-    close(fd);
-    return out_put(o, NULL, (TAR_BLOCK - size % TAR_BLOCK) % TAR_BLOCK);
-error:
-    close(fd);
-    return -1;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The sorted names of the directory d. */
-static char **list_dir(DIR *d, size_t *count)
-{
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    for (struct dirent *de; (de = readdir(d));) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            names = cella_realloc(names, cap * sizeof(char *));
-        }
-        names[n++] = cella_strdup(de->d_name);
-    }
-    if (n)
-        qsort(names, n, sizeof(char *), cmp_names);
-    *count = n;
-    return names;
-}
-
-/* Archives the entries of dir (consumed), whose path is o->rel. Returns a
- * BUILTIN_* status: only the stream failing or the depth guard stop it. */
-static int walk(tar_out *o, int dir, int depth)
-{
-    if (depth > TAR_MAX_DEPTH) {
-        close(dir);
-        return fs_fail(BUILTIN_IO, "tar: %s is deeper than %d levels", o->rel, TAR_MAX_DEPTH);
-    }
-    DIR *d = fdopendir(dir);
-    if (!d) {
-        close(dir);
-        skipped(o, "", strerror(errno));
-        return BUILTIN_OK;
-    }
-    size_t n, rl = strlen(o->rel);
-    char **names = list_dir(d, &n);
-    int rc = BUILTIN_OK;
-    for (size_t i = 0; i < n && rc == BUILTIN_OK; i++) {
-        const char *name = names[i];
-        struct stat st;
-        /* Never follow: a symlink is archived as one, wherever it points. */
-        if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            continue;             /* gone since readdir */
-        if (rl + strlen(name) + 2 > PATH_MAX) {
-            skipped(o, name, "path longer than PATH_MAX");
-            continue;
-        }
-        if (S_ISREG(st.st_mode)) {
-            if (put_file(o, dirfd(d), name) < 0)
-                rc = out_failed();
-        } else if (S_ISLNK(st.st_mode)) {
-            char target[PATH_MAX];
-            ssize_t k = readlinkat(dirfd(d), name, target, sizeof(target) - 1);
-            if (k < 0) {
-                skipped(o, name, strerror(errno));
-                continue;
-            }
-            target[k] = '\0';
-            if (put_header(o, name, &st, '2', target, 0) < 0)
-                rc = out_failed();
-        } else if (S_ISDIR(st.st_mode)) {
-            int c = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (c >= 0)
-                fstat(c, &st);
-            int h = put_header(o, name, &st, '5', NULL, 0);
-            if (h < 0) {
-                rc = out_failed();
-            } else if (h > 0) {
-                /* skipped, and so is what it holds */
-            } else if (c < 0) {
-                skipped(o, name, strerror(errno));
-            } else {
-                snprintf(o->rel + rl, sizeof(o->rel) - rl, "%s/", name);
-                rc = walk(o, c, depth + 1);
-                c = -1;
-                o->rel[rl] = '\0';
-            }
-            if (c >= 0)
-                close(c);
-        }
-        /* FIFOs, sockets, devices: nothing a workspace archive should carry. */
-    }
-    for (size_t i = 0; i < n; i++)
-        cella_free(names[i]);
-    cella_free(names);
-    closedir(d);
-    return rc;
-}
-
-int fs_op_tar_create(const fs_args *a, jsonw *w)
-{
-    const char *path;
-    if (fs_arg_path(a, "path", &path) < 0)
-        return BUILTIN_USAGE;
-    /* O_DIRECTORY fails on anything else before it could block (a FIFO). */
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        if (e == ENOTDIR)
-            return fs_fail(BUILTIN_WRONG_TYPE, "not a directory: %s", path);
-        return fs_fail_errno(e, "tar", path);
-    }
-    static const char head[] = "{\"format\":\"tar\"}\n";
-    if (fs_stdout(head, sizeof(head) - 1) < 0) {
-        close(fd);
-        return out_failed();
-    }
-    tar_out *o = cella_calloc(1, sizeof(*o));
-    o->buf = cella_malloc(TAR_CHUNK);
-    cbuf_init(&o->hdr);
-    int rc = walk(o, fd, 0);
-    if (rc == BUILTIN_OK && (out_put(o, NULL, 2 * TAR_BLOCK) < 0 || out_flush(o) < 0))
-        rc = out_failed();
-    else if (rc != BUILTIN_OK)
-        out_flush(o);     /* what was archived goes out; the status tells it is cut */
-    cbuf_free(&o->hdr);
-    cella_free(o->buf);
-    cella_free(o);
-    (void)w;
-    return rc;
-}
-
-/* ---- tar-extract -------------------------------------------------------------
+/* tar-extract: an archive unpacked into a directory inside the sandbox
+ * (the format is util/tar.c's; fs_int.h has the protocol; tar-create is
+ * fs_tar_create.c's).
  *
  * tar-extract {path, parents=0, quota=0} <- stdin (a plain tar)
  *   -> {"path":ABS,"entries":N,"bytes":TOTAL}
@@ -316,6 +28,22 @@ int fs_op_tar_create(const fs_args *a, jsonw *w)
  * take its entries), deepest first, on success and failure alike. The
  * quota counts content bytes, measured against the workspace's usage when
  * the extract starts. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/openat2.h>
+
+#include "agent/fs_int.h"
+#include "util/alloc.h"
+#include "util/err.h"
+#include "util/fdio.h"
+#include "util/tar.h"
 
 typedef struct dir_meta {
     char *name;
@@ -497,14 +225,6 @@ static mode_t leaf_type(int dir, const char *leaf)
     return fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_mode & S_IFMT : 0;
 }
 
-static void tmp_name(char *buf, size_t n, int tries)
-{
-    uint64_t r = 0;
-    if (getrandom(&r, sizeof(r), 0) < 0)
-        r = (uint64_t)getpid() * 1000003u + (uint64_t)tries;
-    snprintf(buf, n, ".cella-%016llx.tmp", (unsigned long long)r);
-}
-
 /* Names fd's file (or a new symlink to target) leaf in dir: first under a
  * fresh hidden name, then renamed over leaf, which is replaced, never
  * followed. -1 with errno. */
@@ -513,7 +233,7 @@ static int place(int dir, const char *leaf, int fd, const char *target)
     char tmp[64], proc[64];
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
     for (int tries = 0;; tries++) {
-        tmp_name(tmp, sizeof(tmp), tries);
+        fs_tmp_name(tmp, sizeof(tmp), NULL, tries);
         int rc = target ? symlinkat(target, dir, tmp)
                         : linkat(AT_FDCWD, proc, dir, tmp, AT_SYMLINK_FOLLOW);
         if (rc == 0)
@@ -544,7 +264,7 @@ static int x_file(tar_x *x, int dir, const char *leaf)
     int fd = openat(dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
     if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
         for (int tries = 0; tries < 8; tries++) {
-            tmp_name(tmp, sizeof(tmp), tries);
+            fs_tmp_name(tmp, sizeof(tmp), NULL, tries);
             fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
             if (fd >= 0 || errno != EEXIST)
                 break;
@@ -700,7 +420,7 @@ static int x_entry(tar_x *x)
         type = '5';               /* a v7 directory: a regular entry named "d/" */
     if (!why && !x->name[0] && type != '5')
         why = "empty name";
-    if (!why && depth > TAR_MAX_DEPTH)
+    if (!why && depth > FS_MAX_DEPTH)
         why = "deeper than 256 levels";
     if (why)
         return fs_fail(BUILTIN_USAGE, "unsafe entry name: %s (%s)", e->name, why);
@@ -771,12 +491,8 @@ int fs_op_tar_extract(const fs_args *a, jsonw *w)
             return fs_fail(fs_status_for(err.errnum), "%s", err.msg);
         root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     }
-    if (root < 0) {
-        int e = errno;
-        if (e == ENOTDIR)
-            return fs_fail(BUILTIN_WRONG_TYPE, "not a directory: %s", path);
-        return fs_fail_errno(e, "extract", path);
-    }
+    if (root < 0)
+        return fs_fail_opendir(errno, "extract", path);
     tar_x *x = cella_calloc(1, sizeof(*x));
     x->root = root;
     x->allow = UINT64_MAX;
