@@ -68,8 +68,18 @@ int fs_fail_opendir(int errnum, const char *what, const char *path);
 char *fs_abs(const char *path);
 
 /* Each op fills w with its result object and returns a BUILTIN_* status.
- * fs.c: ls stat mkdir write read cat rm chmod mv */
+ * fs_read.c: ls stat read cat; fs_write.c: mkdir write; fs_tree.c: rm chmod mv */
 typedef int (*fs_op_fn)(const fs_args *a, jsonw *w);
+int fs_op_ls(const fs_args *a, jsonw *w);
+int fs_op_stat(const fs_args *a, jsonw *w);
+int fs_op_read(const fs_args *a, jsonw *w);
+/* cat writes its header line and the bytes to stdout itself. */
+int fs_op_cat(const fs_args *a, jsonw *w);
+int fs_op_mkdir(const fs_args *a, jsonw *w);
+int fs_op_write(const fs_args *a, jsonw *w);
+int fs_op_rm(const fs_args *a, jsonw *w);
+int fs_op_chmod(const fs_args *a, jsonw *w);
+int fs_op_mv(const fs_args *a, jsonw *w);
 /* fs_grep.c: grep and glob; fs_sed.c: sed (both on fs_walk.h's walk) */
 int fs_op_grep(const fs_args *a, jsonw *w);
 int fs_op_sed(const fs_args *a, jsonw *w);
@@ -79,7 +89,19 @@ int fs_op_tar_create(const fs_args *a, jsonw *w);
 /* fs_tar_extract.c: reads the archive from stdin. */
 int fs_op_tar_extract(const fs_args *a, jsonw *w);
 
+/* fs_write.c: path's parent directory into buf ("." or "/" at the top). */
+void fs_parent_of(const char *path, char *buf, size_t n);
+/* mkdir -p: every missing directory of path, mode for the last, 0755 above. */
+int fs_make_dirs(const char *path, unsigned mode, bool *created);
+/* fs_tree.c: empties the directory fd (consumed) and its subdirectories;
+ * symlinks are unlinked, never followed. */
+int fs_rm_tree(int fd, const char *path, int depth);
+
 /* Shared helpers, in fs.c. */
+/* The first step of a walk's level: the directory fd (consumed) as a DIR,
+ * or NULL with *rc the status (deeper than FS_MAX_DEPTH, or fdopendir
+ * failing), its message naming what and path. */
+DIR *fs_open_level(int fd, const char *what, const char *path, int depth, int *rc);
 /* Writes all of p to fd 1 (stdout). -1 on failure. */
 int fs_stdout(const void *p, size_t n);
 /* The names in the directory d but "." and "..", sorted bytewise (so a
