@@ -19,7 +19,7 @@ void api_native_set_server(http_server *s)
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static json_t *text_json(const cbuf *b)
+json_t *api_text_json(const cbuf *b)
 {
     cbuf t;
     cbuf_init(&t);
@@ -35,7 +35,7 @@ static json_t *text_json_str(const char *s)
     cbuf b;
     cbuf_init(&b);
     cbuf_append(&b, s, strlen(s));
-    json_t *j = text_json(&b);
+    json_t *j = api_text_json(&b);
     cbuf_free(&b);
     return j;
 }
@@ -79,8 +79,8 @@ static json_t *result_json(const core_exec_result *r, bool with_output)
 {
     json_t *o = json_object();
     if (with_output) {
-        json_object_set_new(o, "stdout", text_json(&r->out[1]));
-        json_object_set_new(o, "stderr", text_json(&r->out[2]));
+        json_object_set_new(o, "stdout", api_text_json(&r->out[1]));
+        json_object_set_new(o, "stderr", api_text_json(&r->out[2]));
     }
     json_object_set_new(o, "exit_code", r->has_exit_code ? json_integer(r->exit_code) : json_null());
     json_object_set_new(o, "timed_out", json_boolean(r->timed_out));
@@ -204,46 +204,49 @@ static void h_catalog(http_ctx *c)
 
 /* ---- sandboxes ------------------------------------------------------------ */
 
-static void h_create(http_ctx *c)
+int api_create_decode(json_t *j, core_create_req *r, char ***env, core_error *e)
 {
     static const char *const fields[] = {"image", "cpus", "memory_mb", "name", "network",
                                          "idle_timeout_secs", "env", NULL};
+    memset(r, 0, sizeof(*r));
+    *env = NULL;
+    uint64_t mem = 0, idle = 0;
+    int got;
+    if (jin_known(j, fields, e) < 0 || (got = jin_str(j, "image", &r->image, e)) < 0)
+        return -1;
+    if (!got)
+        return jin_missing(e, "image");
+    if ((got = jin_cpus(j, "cpus", &r->cpus_milli, e)) < 0)
+        return -1;
+    r->has_cpus = got;
+    if ((got = jin_u64(j, "memory_mb", 16, 1 << 20, &mem, e)) < 0)
+        return -1;
+    r->has_memory = got;
+    r->memory_mb = mem;
+    if (jin_str(j, "name", &r->name, e) < 0)
+        return -1;
+    if (r->name && strlen(r->name) > 120)
+        return core_fail(e, S001, "invalid request: field 'name' is longer than 120 bytes");
+    if (jin_bool(j, "network", &r->network, e) < 0)
+        return -1;
+    if ((got = jin_u64(j, "idle_timeout_secs", 1, 365ull * 86400, &idle, e)) < 0)
+        return -1;
+    r->has_idle = got;
+    r->idle_timeout_secs = idle;
+    if (jin_env(j, "env", env, e) < 0)
+        return -1;
+    r->env = *env;
+    return 0;
+}
+
+static void h_create(http_ctx *c)
+{
     core_error e;
     json_t *j = NULL;
     char **env = NULL;
-    core_create_req r = {0};
-    uint64_t mem = 0, idle = 0;
-    if (jin_parse(c->body, c->body_len, &j, &e) < 0 || jin_known(j, fields, &e) < 0)
+    core_create_req r;
+    if (jin_parse(c->body, c->body_len, &j, &e) < 0 || api_create_decode(j, &r, &env, &e) < 0)
         goto error;
-    int got;
-    if ((got = jin_str(j, "image", &r.image, &e)) < 0)
-        goto error;
-    if (!got) {
-        jin_missing(&e, "image");
-        goto error;
-    }
-    if ((got = jin_cpus(j, "cpus", &r.cpus_milli, &e)) < 0)
-        goto error;
-    r.has_cpus = got;
-    if ((got = jin_u64(j, "memory_mb", 16, 1 << 20, &mem, &e)) < 0)
-        goto error;
-    r.has_memory = got;
-    r.memory_mb = mem;
-    if (jin_str(j, "name", &r.name, &e) < 0)
-        goto error;
-    if (r.name && strlen(r.name) > 120) {
-        core_fail(&e, S001, "invalid request: field 'name' is longer than 120 bytes");
-        goto error;
-    }
-    if (jin_bool(j, "network", &r.network, &e) < 0)
-        goto error;
-    if ((got = jin_u64(j, "idle_timeout_secs", 1, 365ull * 86400, &idle, &e)) < 0)
-        goto error;
-    r.has_idle = got;
-    r.idle_timeout_secs = idle;
-    if (jin_env(j, "env", &env, &e) < 0)
-        goto error;
-    r.env = env;
     sandbox *s;
     if (core_create(c->core, c->tenant, &r, &s, &e) < 0)
         goto error;
@@ -449,52 +452,65 @@ static void sse_free(void *arg)
     cella_free(st);
 }
 
-static void h_exec(http_ctx *c)
+int api_exec_decode(json_t *j, api_exec_in *x, core_error *e)
 {
     static const char *const fields[] = {"sandbox_id", "cmd", "args", "argv", "stdin", "env",
                                          "timeout_ms", "workdir", NULL};
+    memset(x, 0, sizeof(*x));
+    cbuf_init(&x->in);
+    core_exec_req *r = &x->r;
+    if (jin_known(j, fields, e) < 0 || jin_str(j, "sandbox_id", &x->sandbox_id, e) < 0 ||
+        command_argv(j, &x->argv, e) < 0 || jin_env(j, "env", &x->env, e) < 0)
+        return -1;
+    int got = jin_u64(j, "timeout_ms", 1, UINT32_MAX * 1000ull, &r->timeout_ms, e);
+    if (got < 0)
+        return -1;
+    r->has_timeout = got;
+    if (jin_str(j, "workdir", &r->workdir, e) < 0 ||
+        jin_base64(j, "stdin", &x->in, &r->has_stdin, e) < 0)
+        return -1;
+    if (r->workdir && r->workdir[0] != '/')
+        return core_fail(e, S001, "invalid request: workdir must be an absolute path inside the "
+                         "sandbox");
+    r->argv = x->argv;
+    r->env = x->env;
+    r->stdin_data = cbuf_head(&x->in);
+    r->stdin_len = cbuf_avail(&x->in);
+    return 0;
+}
+
+void api_exec_in_free(api_exec_in *x)
+{
+    cella_strv_free(x->argv);
+    cella_strv_free(x->env);
+    cbuf_free(&x->in);
+}
+
+static void h_exec(http_ctx *c)
+{
     core_error e;
     json_t *j = NULL;
-    char **argv = NULL, **env = NULL;
-    cbuf in;
-    cbuf_init(&in);
     sandbox *s = NULL;
-    core_exec_req r = {0};
-    const char *sid = NULL;
-    if (jin_parse(c->body, c->body_len, &j, &e) < 0 || jin_known(j, fields, &e) < 0)
+    api_exec_in x = {0};
+    cbuf_init(&x.in);
+    core_exec_req r;
+    if (jin_parse(c->body, c->body_len, &j, &e) < 0 || api_exec_decode(j, &x, &e) < 0)
         goto error;
-    if (jin_str(j, "sandbox_id", &sid, &e) < 0)
-        goto error;
-    if (sid && strcmp(sid, c->params[0]) != 0) {
+    if (x.sandbox_id && strcmp(x.sandbox_id, c->params[0]) != 0) {
         core_fail(&e, S001, "invalid request: sandbox_id in the body differs from the one in the path");
         goto error;
     }
-    if (command_argv(j, &argv, &e) < 0 || jin_env(j, "env", &env, &e) < 0)
-        goto error;
-    int got = jin_u64(j, "timeout_ms", 1, UINT32_MAX * 1000ull, &r.timeout_ms, &e);
-    if (got < 0)
-        goto error;
-    r.has_timeout = got;
-    if (jin_str(j, "workdir", &r.workdir, &e) < 0 || jin_base64(j, "stdin", &in, &r.has_stdin, &e) < 0)
-        goto error;
-    if (r.workdir && r.workdir[0] != '/') {
-        core_fail(&e, S001, "invalid request: workdir must be an absolute path inside the sandbox");
-        goto error;
-    }
-    r.argv = argv;
-    r.env = env;
-    r.stdin_data = cbuf_head(&in);
-    r.stdin_len = cbuf_avail(&in);
+    r = x.r;
     if (core_get(c->core, c->tenant, c->params[0], &s, &e) < 0)
         goto error;
     const char *accept = http_header(c, "Accept");
     if (accept && strstr(accept, "text/event-stream")) {
         r.stream = true;
-        core_exec *x;
-        if (core_exec_start(s, &r, &x, &e) < 0)
+        core_exec *ex;
+        if (core_exec_start(s, &r, &ex, &e) < 0)
             goto error;
         sse *st = cella_calloc(1, sizeof(*st));
-        st->x = x;
+        st->x = ex;
         st->client_fd = c->client_fd;
         cbuf_init(&st->out);
         for (int i = 0; i < 3; i++)
@@ -509,90 +525,91 @@ static void h_exec(http_ctx *c)
     }
     sandbox_unref(s);
     json_decref(j);
-    cella_strv_free(argv);
-    cella_strv_free(env);
-    cbuf_free(&in);
+    api_exec_in_free(&x);
     return;
 error:
     http_reply_error(c, &e);
     sandbox_unref(s);
     json_decref(j);
-    cella_strv_free(argv);
-    cella_strv_free(env);
-    cbuf_free(&in);
+    api_exec_in_free(&x);
 }
 
 /* ---- one-shot run ----------------------------------------------------------- */
 
-static void h_run(http_ctx *c)
+int api_run_decode(json_t *j, api_run_in *x, core_error *e)
 {
     static const char *const fields[] = {"image", "lang", "code", "files", "env", "stdin",
                                          "timeout_ms", "keep_sandbox", NULL};
-    core_error e;
-    json_t *j = NULL;
-    char **env = NULL;
-    cbuf in;
-    cbuf_init(&in);
-    core_run_file *files = NULL;
-    core_run_req r = {0};
-    if (jin_parse(c->body, c->body_len, &j, &e) < 0 || jin_known(j, fields, &e) < 0)
-        goto error;
+    memset(x, 0, sizeof(*x));
+    cbuf_init(&x->in);
+    core_run_req *r = &x->r;
+    if (jin_known(j, fields, e) < 0)
+        return -1;
     static const char *const required[] = {"image", "lang", "code"};
-    const char **slots[] = {&r.image, &r.lang, &r.code};
+    const char **slots[] = {&r->image, &r->lang, &r->code};
     for (int i = 0; i < 3; i++) {
-        int got = jin_str(j, required[i], slots[i], &e);
+        int got = jin_str(j, required[i], slots[i], e);
         if (got < 0)
-            goto error;
-        if (!got) {
-            jin_missing(&e, required[i]);
-            goto error;
-        }
+            return -1;
+        if (!got)
+            return jin_missing(e, required[i]);
     }
-    r.code_len = strlen(r.code);
-    if (!r.lang[0]) {
-        core_fail(&e, S001, "invalid request: lang is empty (node, python, shell, or an interpreter path)");
-        goto error;
-    }
+    r->code_len = json_string_length(json_object_get(j, "code"));
+    if (!r->lang[0])
+        return core_fail(e, S001, "invalid request: lang is empty (node, python, shell, or an "
+                         "interpreter path)");
     json_t *fa = json_object_get(j, "files");
     if (fa && !json_is_null(fa)) {
-        if (!json_is_array(fa)) {
-            core_fail(&e, S001, "invalid request: field 'files' must be an array of {path, content}");
-            goto error;
-        }
-        r.n_files = json_array_size(fa);
-        files = cella_calloc(r.n_files + 1, sizeof(*files));
-        for (size_t i = 0; i < r.n_files; i++) {
+        if (!json_is_array(fa))
+            return core_fail(e, S001, "invalid request: field 'files' must be an array of "
+                             "{path, content}");
+        r->n_files = json_array_size(fa);
+        x->files = cella_calloc(r->n_files + 1, sizeof(*x->files));
+        for (size_t i = 0; i < r->n_files; i++) {
             json_t *f = json_array_get(fa, i);
             json_t *p = json_object_get(f, "path"), *ct = json_object_get(f, "content");
             if (!json_is_object(f) || !json_is_string(p) || !json_is_string(ct) ||
-                json_object_size(f) != 2) {
-                core_fail(&e, S001, "invalid request: files[%zu] must be {path, content} strings", i);
-                goto error;
-            }
-            files[i].path = json_string_value(p);
-            files[i].content = (const uint8_t *)json_string_value(ct);
-            files[i].len = json_string_length(ct);
-            if (!files[i].path[0]) {
-                core_fail(&e, S001, "invalid request: files[%zu].path is empty", i);
-                goto error;
-            }
+                json_object_size(f) != 2)
+                return core_fail(e, S001, "invalid request: files[%zu] must be {path, content} "
+                                 "strings", i);
+            x->files[i].path = json_string_value(p);
+            x->files[i].content = (const uint8_t *)json_string_value(ct);
+            x->files[i].len = json_string_length(ct);
+            if (!x->files[i].path[0])
+                return core_fail(e, S001, "invalid request: files[%zu].path is empty", i);
         }
-        r.files = files;
+        r->files = x->files;
     }
-    if (jin_env(j, "env", &env, &e) < 0 || jin_base64(j, "stdin", &in, &r.has_stdin, &e) < 0)
-        goto error;
-    r.env = env;
-    r.stdin_data = cbuf_head(&in);
-    r.stdin_len = cbuf_avail(&in);
-    int got = jin_u64(j, "timeout_ms", 1, UINT32_MAX * 1000ull, &r.timeout_ms, &e);
+    if (jin_env(j, "env", &x->env, e) < 0 || jin_base64(j, "stdin", &x->in, &r->has_stdin, e) < 0)
+        return -1;
+    r->env = x->env;
+    r->stdin_data = cbuf_head(&x->in);
+    r->stdin_len = cbuf_avail(&x->in);
+    int got = jin_u64(j, "timeout_ms", 1, UINT32_MAX * 1000ull, &r->timeout_ms, e);
     if (got < 0)
-        goto error;
-    r.has_timeout = got;
-    if (jin_bool(j, "keep_sandbox", &r.keep_sandbox, &e) < 0)
+        return -1;
+    r->has_timeout = got;
+    return jin_bool(j, "keep_sandbox", &r->keep_sandbox, e) < 0 ? -1 : 0;
+}
+
+void api_run_in_free(api_run_in *x)
+{
+    cella_strv_free(x->env);
+    cella_free(x->files);
+    cbuf_free(&x->in);
+}
+
+static void h_run(http_ctx *c)
+{
+    core_error e;
+    json_t *j = NULL;
+    api_run_in x = {0};
+    cbuf_init(&x.in);
+    if (jin_parse(c->body, c->body_len, &j, &e) < 0 || api_run_decode(j, &x, &e) < 0)
         goto error;
     core_exec_result res;
     char sid[40];
-    if (core_run(c->core, c->tenant, &r, c->client_fd, &res, sid, &e) < 0)
+    if (core_run(c->core, c->tenant, &x.r, c->client_fd, &res, sid, &e) < 0)
         goto error;
     json_t *o = result_json(&res, true);
     json_object_set_new(o, "sandbox_id", sid[0] ? json_string(sid) : json_null());
@@ -603,9 +620,7 @@ error:
     http_reply_error(c, &e);
 out:
     json_decref(j);
-    cella_strv_free(env);
-    cella_free(files);
-    cbuf_free(&in);
+    api_run_in_free(&x);
 }
 
 const http_route api_native_routes[] = {
