@@ -266,12 +266,6 @@ static void upload_abort(void *arg)
     upload_free(arg);
 }
 
-static bool query_true(http_ctx *c, const char *name)
-{
-    const char *v = http_query(c, name);
-    return v && (!strcmp(v, "1") || !strcmp(v, "true") || !*v);
-}
-
 static void start_upload(http_ctx *c, const char *op)
 {
     core_error e;
@@ -281,7 +275,7 @@ static void start_upload(http_ctx *c, const char *op)
     const char *cl = http_header(c, "Content-Length");
     uint64_t quota = core_workspace_quota(c->core);
     char *args[] = {cella_asprintf("path=%s", path),
-                    cella_asprintf("parents=%d", query_true(c, "parents")),
+                    cella_asprintf("parents=%d", http_query_flag(c, "parents")),
                     quota ? cella_asprintf("quota=%" PRIu64, quota) : cella_strdup("quota=0"),
                     /* The declared length: fewer bytes arriving replace nothing. */
                     cl && !strcmp(op, "write") ? cella_asprintf("size=%s", cl) : NULL,

@@ -235,6 +235,33 @@ const char *http_header(http_ctx *c, const char *name)
     return MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND, name);
 }
 
+typedef struct arg_find {
+    const char *name;
+    bool found;
+    const char *value;
+} arg_find;
+
+static enum MHD_Result find_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value)
+{
+    arg_find *f = cls;
+    if (strcmp(key, f->name) != 0)
+        return MHD_YES;
+    f->found = true;
+    f->value = value;
+    return MHD_NO;
+}
+
+bool http_query_flag(http_ctx *c, const char *name)
+{
+    /* libmicrohttpd hands a bare "?name" over with a NULL value, which a
+     * lookup cannot tell from an absent one: walk the arguments instead. */
+    arg_find f = {.name = name};
+    MHD_get_connection_values(c->conn, MHD_GET_ARGUMENT_KIND, find_arg, &f);
+    return f.found && (!f.value || !*f.value || !strcmp(f.value, "1") ||
+                       !strcmp(f.value, "true") || !strcmp(f.value, "yes"));
+}
+
 const char *http_query(http_ctx *c, const char *name)
 {
     return MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, name);

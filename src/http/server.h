@@ -118,8 +118,11 @@ void http_reply_stream_ex(http_ctx *c, int status, const char *content_type, uin
 size_t http_url_unescape(char *s, bool *had_nul);
 /* A request header, or NULL. */
 const char *http_header(http_ctx *c, const char *name);
-/* A query argument, or NULL. */
+/* A query argument, or NULL (also for a bare "?name" with no value). */
 const char *http_query(http_ctx *c, const char *name);
+/* A query argument as a switch: "?name", "?name=", "?name=1", "?name=true"
+ * and "?name=yes" are on; absent or anything else is off. */
+bool http_query_flag(http_ctx *c, const char *name);
 
 /* The native error shape: {"error": {type, code, message, docs_url, retryable, fix, fix_note}}. */
 json_t *http_native_error(const core_error *e, int *status);
