@@ -9,11 +9,16 @@
  *  - The file routes (src/api/fs.c, files.c, http/server.c): a body as an fs
  *    operation's arguments (checked: every word is key=value), a Range
  *    header (checked: a range never ends past 2^64), and URL decoding
- *    (checked: never longer, no NUL inside, %00 always noticed). */
+ *    (checked: never longer, no NUL inside, %00 always noticed).
+ *  - Flujo's /execute body (src/api/flujo_req.c). Checked: a decoded
+ *    request has a language, its file paths are clean (relative, no ".."
+ *    component, cleaning them again changes nothing), its environment is
+ *    "NAME=VALUE" words, a timeout is at least 1 ms. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/flujo.h"
 #include "api/fs.h"
 #include "api/jsonin.h"
 #include "cli/httpc.h"
@@ -240,11 +245,39 @@ static void fuzz_url(const uint8_t *d, size_t n)
     cella_free(s);
 }
 
+/* ---- Flujo's /execute ------------------------------------------------------------ */
+
+static void fuzz_flujo(const uint8_t *d, size_t n)
+{
+    flujo_req r;
+    core_error e;
+    if (flujo_req_parse(d, n, &r, &e) < 0) {
+        if (r.json || r.files)
+            abort();
+        return;
+    }
+    if (!r.lang || !r.code || (r.has_timeout && r.timeout_ms == 0))
+        abort();
+    char again[FLUJO_PATH_MAX];
+    for (size_t i = 0; i < r.n_files; i++) {
+        const char *p = r.files[i].path;
+        if (p[0] == '/' || !strcmp(p, "..") || !strncmp(p, "../", 3) || strstr(p, "/../") ||
+            (strlen(p) >= 3 && !strcmp(p + strlen(p) - 3, "/..")))
+            abort();
+        if (flujo_path_clean(p, again, sizeof(again)) < 0 || strcmp(again, p) != 0)
+            abort();
+    }
+    if (r.env)
+        check_env(r.env);
+    flujo_req_free(&r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {
     fuzz_json(d, n);
     fuzz_httpc(d, n);
     fuzz_fs_args(d, n);
     fuzz_url(d, n);
+    fuzz_flujo(d, n);
     return 0;
 }
