@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -208,12 +209,20 @@ int fs_op_grep(const fs_args *a, jsonw *w)
 
 /* ---- glob ---------------------------------------------------------------- */
 
+/* One path found, with what stat=1 reports of it (its lstat). */
+typedef struct glob_hit {
+    char *path;
+    uint64_t size, ino;
+    int64_t mtime_ns;
+    mode_t mode;
+} glob_hit;
+
 typedef struct glob_ctx {
     walk wk;                      /* first: the visitor gets it back */
     const char *pattern;
-    bool hidden, truncated;
+    bool hidden, truncated, stat;
     uint64_t max;
-    char **paths;
+    glob_hit *hits;
     size_t n, cap, bytes;
 } glob_ctx;
 
@@ -226,17 +235,24 @@ static int glob_visit(walk *wk, int dir, const char *name, const struct stat *st
     const char *rel = wk->path + wk->rel;
     bool is_dir = S_ISDIR(st->st_mode);
     if (glob_match(g->pattern, rel, is_dir)) {
-        /* The JSON a path may take escaped (\u00XX), so the cap holds. */
-        size_t cost = wk->len * 6 + 3;
+        /* The JSON a path may take escaped (\u00XX), so the cap holds;
+         * stat=1 adds an object's keys and four numbers. */
+        size_t cost = wk->len * 6 + 3 + (g->stat ? 128 : 0);
         if (g->n >= g->max || g->bytes + cost > SEARCH_OUT_CAP) {
             g->truncated = true;
             return WALK_STOP;
         }
         if (g->n == g->cap) {
             g->cap = g->cap ? g->cap * 2 : 64;
-            g->paths = cella_realloc(g->paths, g->cap * sizeof(char *));
+            g->hits = cella_realloc(g->hits, g->cap * sizeof(*g->hits));
         }
-        g->paths[g->n++] = cella_strdup(wk->path);
+        g->hits[g->n++] = (glob_hit){
+            .path = cella_strdup(wk->path),
+            .size = (uint64_t)st->st_size,
+            .ino = (uint64_t)st->st_ino,
+            .mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+            .mode = st->st_mode,
+        };
         g->bytes += cost;
     }
     /* A directory nothing below could match is not walked. */
@@ -245,8 +261,23 @@ static int glob_visit(walk *wk, int dir, const char *name, const struct stat *st
     return 0;
 }
 
-/* glob {path, pattern, include_hidden=0, max_results=10000, deadline_ms=30000}
+static int cmp_hits(const void *a, const void *b)
+{
+    return strcmp(((const glob_hit *)a)->path, ((const glob_hit *)b)->path);
+}
+
+static const char *type_of(mode_t m)
+{
+    return S_ISREG(m) ? "file" : S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "symlink" : "other";
+}
+
+/* glob {path, pattern, include_hidden=0, max_results=10000, deadline_ms=30000, stat=0}
  *   -> {paths: [absolute, sorted bytewise], truncated}
+ *   stat=1: {entries: [{path, type, size, mtime_ns, ino}], truncated} instead,
+ *   each entry's own lstat (type file, dir, symlink or other): one call
+ *   tells what a tree holds and what changed in it since the last look
+ *   (the gateway's artifacts), where a stat per path would cost a round
+ *   trip each.
  * Symlinks are listed (when they match), never followed. Past max_results,
  * the output cap or the deadline, the paths found so far come back with
  * truncated: true (any subset of paths is still a correct answer). */
@@ -258,7 +289,8 @@ int fs_op_glob(const fs_args *a, jsonw *w)
     if (fs_arg_path(a, "path", &path) < 0 ||
         fs_arg_bool(a, "include_hidden", false, &g.hidden) < 0 ||
         fs_arg_u64(a, "max_results", 10000, &g.max) < 0 ||
-        fs_arg_u64(a, "deadline_ms", SEARCH_DEADLINE_MS, &dl) < 0)
+        fs_arg_u64(a, "deadline_ms", SEARCH_DEADLINE_MS, &dl) < 0 ||
+        fs_arg_bool(a, "stat", false, &g.stat) < 0)
         return BUILTIN_USAGE;
     g.pattern = fs_arg(a, "pattern");
     if (!g.pattern)
@@ -273,17 +305,32 @@ int fs_op_glob(const fs_args *a, jsonw *w)
     }
     if (rc <= 0) {
         rc = BUILTIN_OK;
-        fs_sort_names(g.paths, g.n);
+        if (g.n)
+            qsort(g.hits, g.n, sizeof(*g.hits), cmp_hits);
         jw_obj(w);
-        jw_key(w, "paths");
+        jw_key(w, g.stat ? "entries" : "paths");
         jw_arr(w);
-        for (size_t i = 0; i < g.n; i++)
-            jw_str(w, g.paths[i]);
+        for (size_t i = 0; i < g.n; i++) {
+            const glob_hit *h = &g.hits[i];
+            if (!g.stat) {
+                jw_str(w, h->path);
+                continue;
+            }
+            jw_obj(w);
+            jw_kstr(w, "path", h->path);
+            jw_kstr(w, "type", type_of(h->mode));
+            jw_ku64(w, "size", h->size);
+            jw_ki64(w, "mtime_ns", h->mtime_ns);
+            jw_ku64(w, "ino", h->ino);
+            jw_obj_end(w);
+        }
         jw_arr_end(w);
         jw_kbool(w, "truncated", g.truncated);
         jw_obj_end(w);
     }
-    fs_free_names(g.paths, g.n);
+    for (size_t i = 0; i < g.n; i++)
+        cella_free(g.hits[i].path);
+    cella_free(g.hits);
     cella_free(g.wk.path);
     return rc;
 }

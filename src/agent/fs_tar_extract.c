@@ -2,7 +2,7 @@
  * (the format is util/tar.c's; fs_int.h has the protocol; tar-create is
  * fs_tar_create.c's).
  *
- * tar-extract {path, parents=0, quota=0} <- stdin (a plain tar)
+ * tar-extract {path, parents=0, quota=0, atomic=0} <- stdin (a plain tar)
  *   -> {"path":ABS,"entries":N,"bytes":TOTAL}
  *
  * Every entry lands beneath the target directory, whatever the archive or
@@ -27,7 +27,17 @@
  * modes and times are applied at the end (a read-only directory must still
  * take its entries), deepest first, on success and failure alike. The
  * quota counts content bytes, measured against the workspace's usage when
- * the extract starts. */
+ * the extract starts.
+ *
+ * atomic=1 (the gateway's bulk copy: all or nothing) takes regular files
+ * and directories only. Each file is written in full under a hidden
+ * temporary name beside its target, and none is renamed into place until
+ * the whole archive has been read and every target checked again (none may
+ * have become a directory); then the renames run, one after the other.
+ * Any failure before that point removes the temporaries and the
+ * directories the extract made, so nothing the caller can see changed.
+ * (A process in the sandbox that turns a target into a directory between
+ * the check and its rename fails that rename, after the earlier ones.) */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -51,6 +61,14 @@ typedef struct dir_meta {
     int64_t mtime;
 } dir_meta;
 
+/* atomic=1: a file written under tmp in parent, waiting for its rename. */
+typedef struct pending_file {
+    char *parent;                 /* relative to the target, "" at the top */
+    char *leaf;
+    char *name;                   /* the entry's cleaned name, for messages */
+    char tmp[64];                 /* "" once renamed */
+} pending_file;
+
 typedef struct tar_x {
     tar_reader rd;
     tar_entry e;
@@ -60,6 +78,11 @@ typedef struct tar_x {
     uint64_t bytes, entries;
     dir_meta *dirs;
     size_t ndirs, capdirs;
+    bool atomic;
+    pending_file *pend;
+    size_t npend, cappend;
+    char **made;                  /* atomic: directories made, in order, to undo */
+    size_t nmade, capmade;
     char name[PATH_MAX];          /* e.name, cleaned */
     char link[PATH_MAX];          /* e.linkname, cleaned (hard links) */
     char parent[PATH_MAX];
@@ -149,6 +172,17 @@ static int beneath(int root, const char *rel, int flags)
 /* rel one component at a time from the target, making what is missing
  * (0755) when create. With openat2 each prefix is resolved beneath the
  * target; without, each component is opened O_NOFOLLOW from its parent. */
+static void made_dir(tar_x *x, const char *rel)
+{
+    if (!x->atomic)
+        return;
+    if (x->nmade == x->capmade) {
+        x->capmade = x->capmade ? x->capmade * 2 : 16;
+        x->made = cella_realloc(x->made, x->capmade * sizeof(char *));
+    }
+    x->made[x->nmade++] = cella_strdup(rel);
+}
+
 static int walk_dirs(tar_x *x, const char *rel, bool create, int final)
 {
     int cur = fcntl(x->root, F_DUPFD_CLOEXEC, 0);
@@ -172,7 +206,9 @@ static int walk_dirs(tar_x *x, const char *rel, bool create, int final)
                                  : beneath(x->root, prefix, flags);
             if (next >= 0 || errno != ENOENT || !create || tries)
                 break;
-            if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
+            if (mkdirat(cur, comp, 0755) == 0)
+                made_dir(x, prefix);
+            else if (errno != EEXIST)
                 break;
         }
         int e = errno;
@@ -261,8 +297,10 @@ static int x_file(tar_x *x, int dir, const char *leaf)
      * leaves nothing; else a hidden sibling, new (O_EXCL), never a link. */
     char tmp[64];
     bool named = false;
-    int fd = openat(dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    /* atomic: a name from the start, since the file waits for its rename
+     * after this descriptor is closed. */
+    int fd = x->atomic ? -1 : openat(dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (x->atomic || (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL))) {
         for (int tries = 0; tries < 8; tries++) {
             fs_tmp_name(tmp, sizeof(tmp), NULL, tries);
             fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -300,6 +338,20 @@ static int x_file(tar_x *x, int dir, const char *leaf)
     }
     struct timespec t[2] = {{0, UTIME_OMIT}, {(time_t)x->e.mtime, 0}};
     futimens(fd, t);              /* a time the filesystem refuses is not worth failing for */
+    if (x->atomic) {
+        if (x->npend == x->cappend) {
+            x->cappend = x->cappend ? x->cappend * 2 : 16;
+            x->pend = cella_realloc(x->pend, x->cappend * sizeof(*x->pend));
+        }
+        pending_file *pf = &x->pend[x->npend++];
+        pf->parent = cella_strdup(x->parent);
+        pf->leaf = cella_strdup(leaf);
+        pf->name = cella_strdup(x->name);
+        snprintf(pf->tmp, sizeof(pf->tmp), "%s", tmp);
+        named = false;            /* the pending list owns it now */
+        x->bytes += size;
+        goto done;
+    }
     if (named ? renameat(dir, tmp, dir, leaf) : place(dir, leaf, fd, NULL)) {
         rc = fs_fail_errno(errno, "extract", x->name);
         goto done;
@@ -321,6 +373,8 @@ static int x_dir(tar_x *x, int dir, const char *leaf)
             return fs_fail_errno(errno, "extract", x->name);
         if (leaf_type(dir, leaf) != S_IFDIR)
             return fs_fail(BUILTIN_WRONG_TYPE, "not a directory: %s (it exists)", x->name);
+    } else {
+        made_dir(x, x->name);
     }
     if (x->ndirs == x->capdirs) {
         x->capdirs = x->capdirs ? x->capdirs * 2 : 64;
@@ -433,6 +487,10 @@ static int x_entry(tar_x *x)
     }
     if (!x->name[0])
         return BUILTIN_OK;        /* "./": the target itself, which exists */
+    /* A link cannot wait for a commit the way a file's temporary can. */
+    if (x->atomic && type != '0' && type != '7' && type != '5')
+        return fs_fail(BUILTIN_UNSUPPORTED, "an atomic extract takes regular files and "
+                       "directories only: %s", e->name);
     const char *leaf = split_leaf(x->name, x->parent, sizeof(x->parent));
     int dir = open_dir(x, x->parent, true, O_PATH);
     if (dir < 0)
@@ -476,13 +534,75 @@ static void finish_dirs(tar_x *x)
     cella_free(x->dirs);
 }
 
+/* atomic: every target checked once more, then every rename. */
+static int commit(tar_x *x)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < x->npend; i++) {
+            pending_file *pf = &x->pend[i];
+            int dir = open_dir(x, pf->parent, false, O_PATH);
+            if (dir < 0)
+                return path_fail(errno, pf->name);
+            int rc = BUILTIN_OK;
+            if (pass == 0 && leaf_type(dir, pf->leaf) == S_IFDIR)
+                rc = fs_fail(BUILTIN_WRONG_TYPE, "is a directory: %s", pf->name);
+            else if (pass == 1 && renameat(dir, pf->tmp, dir, pf->leaf) < 0)
+                rc = fs_fail_errno(errno, "extract", pf->name);
+            else if (pass == 1)
+                pf->tmp[0] = '\0';
+            close(dir);
+            if (rc != BUILTIN_OK)
+                return rc;
+        }
+    }
+    return BUILTIN_OK;
+}
+
+/* atomic, after a failure: the temporaries not renamed, then the
+ * directories made, deepest (latest) first; one that is not empty (a
+ * rename went through, or something else wrote there) stays. */
+static void rollback(tar_x *x)
+{
+    for (size_t i = 0; i < x->npend; i++) {
+        pending_file *pf = &x->pend[i];
+        int dir = pf->tmp[0] ? open_dir(x, pf->parent, false, O_PATH) : -1;
+        if (dir >= 0) {
+            unlinkat(dir, pf->tmp, 0);
+            close(dir);
+        }
+    }
+    for (size_t i = x->nmade; i-- > 0;) {
+        char leafbuf[PATH_MAX];
+        snprintf(leafbuf, sizeof(leafbuf), "%s", x->made[i]);
+        const char *leaf = split_leaf(leafbuf, x->parent, sizeof(x->parent));
+        int dir = open_dir(x, x->parent, false, O_PATH);
+        if (dir >= 0) {
+            unlinkat(dir, leaf, AT_REMOVEDIR);
+            close(dir);
+        }
+    }
+}
+
+static void free_atomic(tar_x *x)
+{
+    for (size_t i = 0; i < x->npend; i++) {
+        cella_free(x->pend[i].parent);
+        cella_free(x->pend[i].leaf);
+        cella_free(x->pend[i].name);
+    }
+    cella_free(x->pend);
+    for (size_t i = 0; i < x->nmade; i++)
+        cella_free(x->made[i]);
+    cella_free(x->made);
+}
+
 int fs_op_tar_extract(const fs_args *a, jsonw *w)
 {
     const char *path;
-    bool parents;
+    bool parents, atomic;
     uint64_t quota;
     if (fs_arg_path(a, "path", &path) < 0 || fs_arg_bool(a, "parents", false, &parents) < 0 ||
-        fs_arg_u64(a, "quota", 0, &quota) < 0)
+        fs_arg_u64(a, "quota", 0, &quota) < 0 || fs_arg_bool(a, "atomic", false, &atomic) < 0)
         return BUILTIN_USAGE;
     int root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0 && errno == ENOENT && parents) {
@@ -495,6 +615,7 @@ int fs_op_tar_extract(const fs_args *a, jsonw *w)
         return fs_fail_opendir(errno, "extract", path);
     tar_x *x = cella_calloc(1, sizeof(*x));
     x->root = root;
+    x->atomic = atomic;
     x->allow = UINT64_MAX;
     if (quota) {
         uint64_t used = fs_workspace_usage();
@@ -515,6 +636,13 @@ int fs_op_tar_extract(const fs_args *a, jsonw *w)
         if ((rc = x_entry(x)) != BUILTIN_OK)
             break;
     }
+    /* Before finish_dirs: a directory it makes read-only would refuse the
+     * renames and the clean-up. */
+    if (x->atomic && rc == BUILTIN_OK)
+        rc = commit(x);
+    if (x->atomic && rc != BUILTIN_OK)
+        rollback(x);
+    free_atomic(x);
     finish_dirs(x);
     if (rc == BUILTIN_OK) {
         /* The rest of the stream (a writer's padding to its record size)

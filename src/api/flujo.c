@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "api/flujo.h"
+#include "api/gateway.h"
 #include "api/jsonin.h"
 #include "util/alloc.h"
 #include "util/fdio.h"
@@ -344,9 +345,8 @@ static void h_execute(http_ctx *c)
     }
     /* /execute serves both dialects: a session_id makes it the gateway's. */
     if (flujo_is_session(j)) {
+        api_gateway_execute(c, j);
         json_decref(j);
-        flujo_session_refused(&e);
-        http_reply_error(c, &e);
         return;
     }
     if (flujo_req_decode(j, &r, &e) < 0) {
@@ -376,5 +376,7 @@ static void h_execute(http_ctx *c)
 
 const http_route api_flujo_routes[] = {
     {"POST", "/execute", NULL, 0, h_execute, flujo_error},
+    /* The gateway strips /v1/sandbox before forwarding: the same route. */
+    {"POST", "/v1/sandbox/execute", NULL, 0, h_execute, flujo_error},
     {NULL, NULL, NULL, 0, NULL, NULL},
 };

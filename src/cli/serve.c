@@ -16,6 +16,7 @@
 
 #include "api/flujo.h"
 #include "api/fs.h"
+#include "api/gateway.h"
 #include "api/iii.h"
 #include "api/native.h"
 #include "core/config.h"
@@ -175,7 +176,7 @@ int cli_serve_main(int argc, char **argv)
     http_route routes[HTTP_MAX_ROUTES_TOTAL + 1];
     size_t nr = 0;
     const http_route *tables[] = {api_native_routes, api_fs_routes, api_iii_routes,
-                                  api_flujo_routes};
+                                  api_flujo_routes, api_gateway_routes};
     for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
         for (const http_route *r = tables[t]; r->method && nr < HTTP_MAX_ROUTES_TOTAL; r++)
             routes[nr++] = *r;

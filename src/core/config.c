@@ -67,6 +67,9 @@ static const field fields[] = {
     F(max_sandboxes_per_tenant, K_U32, 0, 100000),
     F(max_idle_timeout_secs, K_U64, 1, 31536000),
     F(workspace_quota_bytes, K_SIZE, 0, 1ull << 50),
+    F(gateway_max_sessions, K_U32, 1, 100000),
+    F(gateway_idle_timeout_secs, K_U64, 1, 31536000),
+    F(gateway_memory_mb, K_U64, MIN_MEMORY_MB, MAX_MEMORY_MB),
 };
 #undef F
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -108,6 +111,9 @@ void config_init(cella_config *c)
     c->max_idle_timeout_secs = 86400;
     c->workspace_quota_bytes = 4ull << 30;
     c->default_image = cella_strdup("python");
+    c->gateway_max_sessions = 50;
+    c->gateway_idle_timeout_secs = 900;
+    c->gateway_memory_mb = 512;
 }
 
 void config_free(cella_config *c)
@@ -793,12 +799,16 @@ int config_load_env(cella_config *c, const char *(*getenv_fn)(const char *name),
         set_str(&c->tokens_file, v);
     if ((v = env_get(getenv_fn, "SANDBOX_WORKER_IMAGE")))
         set_str(&c->default_image, v);
+    /* The gateway's own variables: its sessions take them, and so do the
+     * general defaults they were honoured as before sessions existed. */
     if (idle_s)
-        c->default_idle_timeout_secs = idle;
+        c->default_idle_timeout_secs = c->gateway_idle_timeout_secs = idle;
     if (mem_s)
-        c->default_memory_mb = mem;
-    if (sess_s)
+        c->default_memory_mb = c->gateway_memory_mb = mem;
+    if (sess_s) {
         c->max_concurrent_sandboxes = (uint32_t)sessions;
+        c->gateway_max_sessions = (uint32_t)sessions;
+    }
     return 0;
 }
 

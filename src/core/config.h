@@ -59,6 +59,10 @@ typedef struct cella_config {
     /* What file uploads (fs write, PUT, tar) may grow a workspace to: 4 GiB; 0: no quota */
     uint64_t workspace_quota_bytes;
     char *default_image;                /* SANDBOX_WORKER_IMAGE: "python" */
+    /* the gateway dialect's sessions (the Code Sandbox defaults) */
+    uint32_t gateway_max_sessions;      /* sessions open at once: 50 */
+    uint64_t gateway_idle_timeout_secs; /* a session's sandbox is reaped after: 900 */
+    uint64_t gateway_memory_mb;         /* a session's sandbox's memory: 512 */
 } cella_config;
 
 /* The embedded defaults (the values in the comments above). */
@@ -76,7 +80,8 @@ int config_load_yaml(cella_config *c, const char *text, size_t len, const char *
                      cella_err *err);
 /* The environment: CELLA_LISTEN, CELLA_STATE_DIR, CELLA_TOKENS_FILE, and the
  * gateway's SANDBOX_IDLE_TIMEOUT (seconds), SANDBOX_MEM_LIMIT (Docker form:
- * 512m, 1g, or bytes), SANDBOX_MAX_SESSIONS, SANDBOX_WORKER_IMAGE;
+ * 512m, 1g, or bytes), SANDBOX_MAX_SESSIONS (each sets the general default
+ * and the gateway_* field alike), SANDBOX_WORKER_IMAGE;
  * SANDBOX_BACKEND must be unset, "docker" or "cella" (accepted, meaning cella);
  * SANDBOX_GPU_ENABLED=true fails (no GPU passthrough). getenv_fn is getenv in
  * production; tests pass their own. */

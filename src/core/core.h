@@ -227,6 +227,11 @@ void core_fs_close(core_fs_stream *st);
 /* The workspace quota in bytes (0: none), for uploads' "quota=" argument. */
 uint64_t core_workspace_quota(core *c);
 
+/* The state database (store/store.h), for a dialect that keeps state of
+ * its own beside the registry (the gateway's sessions). Lives as long as
+ * the core. */
+struct store *core_store(core *c);
+
 /* ---- metrics ------------------------------------------------------------ */
 
 #define CORE_EXEC_BUCKETS 12

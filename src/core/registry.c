@@ -739,6 +739,11 @@ error:
     return -1;
 }
 
+struct store *core_store(core *c)
+{
+    return c->st;
+}
+
 bool core_ready(core *c)
 {
     pthread_mutex_lock(&c->mu);

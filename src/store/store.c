@@ -1,23 +1,21 @@
 #include "store/store.h"
 
-#include <pthread.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "store/store_int.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 
-struct store {
-    sqlite3 *db;
-    pthread_mutex_t mu;
-};
-
-/* Version 1. env is stored as its entries joined by NUL bytes (a blob):
- * an entry can hold any byte but NUL, which no environment can. */
-static const char schema[] =
-    "PRAGMA journal_mode=WAL;"
-    "PRAGMA synchronous=NORMAL;"
+/* The schema grows by migrations: migrations[i] takes a database from
+ * version i (PRAGMA user_version) to i + 1, in one transaction with the
+ * version bump, so a crash leaves it at one version or the next. A new
+ * table or column is a new entry at the end; entries are never edited
+ * once released, since databases at every version exist. */
+static const char *const migrations[] = {
+    /* 1: the registry. env is stored as its entries joined by NUL bytes
+     * (a blob): an entry can hold any byte but NUL, which no environment
+     * can. (Version 1 databases were created with IF NOT EXISTS too.) */
     "CREATE TABLE IF NOT EXISTS sandboxes ("
     "  id TEXT PRIMARY KEY,"
     "  tenant TEXT NOT NULL,"
@@ -27,12 +25,67 @@ static const char schema[] =
     "  memory_mb INTEGER NOT NULL,"
     "  idle_timeout_secs INTEGER NOT NULL,"
     "  env BLOB,"
-    "  created_at_ms INTEGER NOT NULL);"
-    "PRAGMA user_version=1;";
+    "  created_at_ms INTEGER NOT NULL);",
+    /* 2: the gateway dialect's sessions (store/sessions.c). */
+    "CREATE TABLE gateway_sessions ("
+    "  tenant TEXT NOT NULL,"
+    "  session_id TEXT NOT NULL,"
+    "  sandbox_id TEXT NOT NULL,"
+    "  created_at_ms INTEGER NOT NULL,"
+    "  PRIMARY KEY (tenant, session_id));"
+    "CREATE INDEX gateway_sessions_sandbox ON gateway_sessions (sandbox_id);",
+};
+#define N_MIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 
 static int db_err(store *s, cella_err *err, const char *what)
 {
     return cella_err_set(err, 0, "state database: %s: %s", what, sqlite3_errmsg(s->db));
+}
+
+int store_db_err(store *s, cella_err *err, const char *what)
+{
+    return db_err(s, err, what);
+}
+
+static int user_version(store *s, int *v, cella_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return db_err(s, err, "read the schema version");
+    }
+    *v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int migrate(store *s, cella_err *err)
+{
+    int v = 0;
+    if (user_version(s, &v, err) < 0)
+        return -1;
+    /* A newer cella's database: its tables may mean things this one would
+     * get wrong, so it is not touched. */
+    if (v > N_MIGRATIONS)
+        return cella_err_set(err, 0, "state database: schema version %d is newer than this "
+                             "cella knows (%d); run a newer cella", v, N_MIGRATIONS);
+    for (; v < N_MIGRATIONS; v++) {
+        char bump[48];
+        snprintf(bump, sizeof(bump), "PRAGMA user_version=%d;", v + 1);
+        if (sqlite3_exec(s->db, "BEGIN IMMEDIATE;", NULL, NULL, NULL) != SQLITE_OK)
+            return db_err(s, err, "begin a migration");
+        if (sqlite3_exec(s->db, migrations[v], NULL, NULL, NULL) != SQLITE_OK ||
+            sqlite3_exec(s->db, bump, NULL, NULL, NULL) != SQLITE_OK ||
+            sqlite3_exec(s->db, "COMMIT;", NULL, NULL, NULL) != SQLITE_OK) {
+            char what[48];
+            snprintf(what, sizeof(what), "migrate to version %d", v + 1);
+            db_err(s, err, what);
+            sqlite3_exec(s->db, "ROLLBACK;", NULL, NULL, NULL);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int store_open(const char *dir, store **out, cella_err *err)
@@ -51,8 +104,13 @@ int store_open(const char *dir, store **out, cella_err *err)
     }
     /* A busy database (another process checkpointing) is waited for, briefly. */
     sqlite3_busy_timeout(s->db, 5000);
-    if (sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK) {
-        db_err(s, err, "create the schema");
+    if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
+                     NULL) != SQLITE_OK) {
+        db_err(s, err, "set the journal mode");
+        store_close(s);
+        return -1;
+    }
+    if (migrate(s, err) < 0) {
         store_close(s);
         return -1;
     }
@@ -111,12 +169,12 @@ out:
     return rc;
 }
 
-int store_delete(store *s, const char *id, cella_err *err)
+/* One statement with id bound to its first parameter, run to the end. */
+static int delete_by_id(store *s, const char *sql, const char *id, cella_err *err)
 {
-    pthread_mutex_lock(&s->mu);
     sqlite3_stmt *st = NULL;
     int rc = -1;
-    if (sqlite3_prepare_v2(s->db, "DELETE FROM sandboxes WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
         db_err(s, err, "prepare delete");
         goto out;
     }
@@ -128,6 +186,17 @@ int store_delete(store *s, const char *id, cella_err *err)
     rc = 0;
 out:
     sqlite3_finalize(st);
+    return rc;
+}
+
+int store_delete(store *s, const char *id, cella_err *err)
+{
+    pthread_mutex_lock(&s->mu);
+    /* A gateway session ends with its sandbox (stopped, or reaped idle):
+     * the session's row goes in the same step, so no listing shows it. */
+    int rc = delete_by_id(s, "DELETE FROM sandboxes WHERE id = ?", id, err);
+    if (rc == 0)
+        rc = delete_by_id(s, "DELETE FROM gateway_sessions WHERE sandbox_id = ?", id, err);
     pthread_mutex_unlock(&s->mu);
     return rc;
 }
@@ -216,3 +285,4 @@ void store_sandbox_free(store_sandbox *sb)
     cella_strv_free(sb->env);
     memset(sb, 0, sizeof(*sb));
 }
+

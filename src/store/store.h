@@ -1,6 +1,7 @@
 /* What must survive a restart, in SQLite (WAL) under the state directory:
- * the registry of sandboxes. A sandbox's processes do not survive; its
- * record and its workspace do, and the daemon starts it again from them. */
+ * the registry of sandboxes and the gateway's sessions. A sandbox's
+ * processes do not survive; its record and its workspace do, and the
+ * daemon starts it again from them. */
 #ifndef CELLA_STORE_STORE_H
 #define CELLA_STORE_STORE_H
 
@@ -31,5 +32,31 @@ int store_delete(store *s, const char *id, cella_err *err);
 /* Every record, oldest first. Free with store_sandbox_free on each, then cella_free(v). */
 int store_list(store *s, store_sandbox **v, size_t *n, cella_err *err);
 void store_sandbox_free(store_sandbox *sb);
+
+/* ---- the gateway dialect's sessions (sessions.c) ---------------------------- */
+
+/* A session: (tenant, session_id) mapped to the sandbox that serves it.
+ * store_delete of that sandbox removes the session too. */
+typedef struct store_session {
+    char *tenant;
+    char *session_id;
+    char sandbox_id[40];
+    int64_t created_at_ms;        /* unix time */
+} store_session;
+
+/* 1 and *out filled (free with store_session_free), 0 when there is no such
+ * session, -1 on failure. */
+int store_session_get(store *s, const char *tenant, const char *session_id, store_session *out,
+                      cella_err *err);
+/* Inserts or replaces the session's row. */
+int store_session_put(store *s, const store_session *ss, cella_err *err);
+/* Removes the session if it still maps to sandbox_id (NULL: whatever it
+ * maps to), so a stale clean-up never removes a session made since. */
+int store_session_delete(store *s, const char *tenant, const char *session_id,
+                         const char *sandbox_id, cella_err *err);
+/* Every session, by tenant then session_id. Free each with
+ * store_session_free, then cella_free(v). */
+int store_session_list(store *s, store_session **v, size_t *n, cella_err *err);
+void store_session_free(store_session *ss);
 
 #endif

@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "agent/builtin.h"
 #include "agent/proto.h"
 #include "agent/wire.h"
 #include "box/box.h"
@@ -24,6 +25,7 @@
 #include "box/workspace.h"
 #include "util/alloc.h"
 #include "util/rmtree.h"
+#include "util/tar.h"
 
 #define WAIT_MS 30000   /* bound on any one wait: a hang fails, never blocks CI */
 
@@ -434,6 +436,123 @@ static void test_output_window(void **st)
     stop(b, ws);
 }
 
+/* Runs argv (flags: EXEC_BUILTIN for an agent built-in) with in as its
+ * whole stdin (NULL: none); returns the exit code, stdout into out. */
+static int run_cmd(box *b, uint32_t id, char **argv, uint32_t flags, const cbuf *in, char *out,
+                   size_t outn)
+{
+    send_exec(b, id, argv, flags | (in ? EXEC_STDIN : 0));
+    if (in)
+        send_raw(b, PROTO_STDIN, PROTO_STDIN_EOF, id, cbuf_head(in), cbuf_avail(in));
+    proto_exit x;
+    assert_int_equal(wait_exec(b, id, out, outn, &x), PROTO_EXIT);
+    int code = x.exit_code;
+    proto_exit_free(&x);
+    return code;
+}
+
+static void tar_file(cbuf *t, const char *name, char type, const char *content)
+{
+    static const uint8_t zeros[TAR_BLOCK];
+    tar_entry *e = cella_calloc(1, sizeof(*e));
+    snprintf(e->name, sizeof(e->name), "%s", name);
+    e->type = type;
+    e->mode = 0644;
+    e->size = type == '0' ? strlen(content) : 0;
+    if (type == '2')
+        snprintf(e->linkname, sizeof(e->linkname), "%s", content);
+    assert_int_equal(tar_encode(t, e), 0);
+    cbuf_append(t, content, e->size);
+    cbuf_append(t, zeros, (TAR_BLOCK - e->size % TAR_BLOCK) % TAR_BLOCK);
+    cella_free(e);
+}
+
+static void tar_end(cbuf *t)
+{
+    static const uint8_t zeros[2 * TAR_BLOCK];
+    cbuf_append(t, zeros, sizeof(zeros));
+}
+
+/* glob stat=1: one call lists a tree with each entry's type, size, mtime
+ * and inode (the gateway's artifacts). */
+static void test_glob_stat(void **st)
+{
+    char ws[32], out[4096];
+    box *b = start(ws, sizeof(ws));
+    assert_int_equal(run_cmd(b, 1, (char *[]){"sh", "-c",
+                                              "mkdir -p /workspace/art/sub && printf abc > "
+                                              "/workspace/art/sub/f && ln -s f /workspace/art/l "
+                                              "&& printf x > /workspace/art/.h", NULL},
+                             0, NULL, out, sizeof(out)), 0);
+    assert_int_equal(run_cmd(b, 2, (char *[]){"fs", "glob", "path=/workspace/art", "pattern=*",
+                                              "include_hidden=1", "stat=1", NULL},
+                             EXEC_BUILTIN, NULL, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "{\"entries\":[{\"path\":\"/workspace/art/.h\",\"type\":\"file\","
+                                "\"size\":1,\"mtime_ns\":"));
+    assert_non_null(strstr(out, "{\"path\":\"/workspace/art/l\",\"type\":\"symlink\","));
+    assert_non_null(strstr(out, "{\"path\":\"/workspace/art/sub\",\"type\":\"dir\","));
+    assert_non_null(strstr(out, "{\"path\":\"/workspace/art/sub/f\",\"type\":\"file\","
+                                "\"size\":3,\"mtime_ns\":"));
+    assert_non_null(strstr(out, "\"ino\":"));
+    assert_non_null(strstr(out, "],\"truncated\":false}"));
+    /* Without stat=1: paths, as before. */
+    assert_int_equal(run_cmd(b, 3, (char *[]){"fs", "glob", "path=/workspace/art", "pattern=*",
+                                              NULL},
+                             EXEC_BUILTIN, NULL, out, sizeof(out)), 0);
+    assert_string_equal(out, "{\"paths\":[\"/workspace/art/l\",\"/workspace/art/sub\","
+                             "\"/workspace/art/sub/f\"],\"truncated\":false}\n");
+    stop(b, ws);
+}
+
+/* tar-extract atomic=1: every file or none. */
+static void test_tar_extract_atomic(void **st)
+{
+    char ws[32], out[4096];
+    box *b = start(ws, sizeof(ws));
+    char *extract[] = {"fs", "tar-extract", "path=/workspace", "atomic=1", NULL};
+    char *ls[] = {"sh", "-c", "cd /workspace && find . | sort | tr '\\n' ' '", NULL};
+    assert_int_equal(run_cmd(b, 1, (char *[]){"mkdir", "-p", "/workspace/taken/dir", NULL}, 0,
+                             NULL, out, sizeof(out)), 0);
+    cbuf t;
+    cbuf_init(&t);
+    tar_file(&t, "a/b.txt", '0', "one");
+    tar_file(&t, "c.txt", '0', "two");
+    tar_end(&t);
+    assert_int_equal(run_cmd(b, 2, extract, EXEC_BUILTIN, &t, out, sizeof(out)), BUILTIN_OK);
+    assert_non_null(strstr(out, "\"entries\":2,\"bytes\":6"));
+    assert_int_equal(run_cmd(b, 3, ls, 0, NULL, out, sizeof(out)), 0);
+    assert_string_equal(out, ". ./a ./a/b.txt ./c.txt ./taken ./taken/dir ");
+    /* A directory where the last file goes: found after the others are
+     * written under their temporaries; they and the directories made for
+     * them go, and c.txt keeps its old content. */
+    struct {
+        const char *names[3], *last;
+        char type;
+        int status;
+    } bad[] = {
+        {{"x.txt", "new/deep/y.txt", "c.txt"}, "taken/dir", '0', BUILTIN_WRONG_TYPE},
+        {{"x.txt", "new/deep/y.txt", "c.txt"}, "c.txt/z", '0', BUILTIN_WRONG_TYPE},
+        {{"x.txt", "p", "c.txt"}, "p/q", '0', BUILTIN_WRONG_TYPE},
+        {{"x.txt", "new/deep/y.txt", "c.txt"}, "link", '2', BUILTIN_UNSUPPORTED},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cbuf_reset(&t);
+        for (int k = 0; k < 3; k++)
+            tar_file(&t, bad[i].names[k], '0', "new");
+        tar_file(&t, bad[i].last, bad[i].type, "x");
+        tar_end(&t);
+        assert_int_equal(run_cmd(b, 10 + (uint32_t)i, extract, EXEC_BUILTIN, &t, out,
+                                 sizeof(out)), bad[i].status);
+        assert_int_equal(run_cmd(b, 20 + (uint32_t)i, ls, 0, NULL, out, sizeof(out)), 0);
+        assert_string_equal(out, ". ./a ./a/b.txt ./c.txt ./taken ./taken/dir ");
+        assert_int_equal(run_cmd(b, 30 + (uint32_t)i, (char *[]){"cat", "/workspace/c.txt", NULL},
+                                 0, NULL, out, sizeof(out)), 0);
+        assert_string_equal(out, "two");
+    }
+    cbuf_free(&t);
+    stop(b, ws);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -447,6 +566,8 @@ int main(void)
         cmocka_unit_test(test_oversized_request_is_refused_before_sending),
         cmocka_unit_test(test_stdin_overrun_closes_stdin),
         cmocka_unit_test(test_output_window),
+        cmocka_unit_test(test_glob_stat),
+        cmocka_unit_test(test_tar_extract_atomic),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

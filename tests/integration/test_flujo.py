@@ -352,8 +352,9 @@ def test_missing_fields_and_session_ids(d):
     assert "code" in refused(d, {"language": "python"})
     assert "language" in refused(d, {"code": "print(1)"})
     assert "code" in refused(d, raw="")
-    err = refused(d, {**payload("print(1)"), "session_id": "s1", "tenant_id": "t"}, want=501)
-    assert "gateway" in err and "not built yet" in err
+    # A session_id makes it the gateway's persistent session (test_gateway.py).
+    st, b = send(d, {**payload("print(1)"), "session_id": "s1", "tenant_id": "t"})
+    assert st == 200 and b["stdout"] == "1\n" and b["exit_code"] == 0 and b["sandbox_id"], b
 
 
 # ---- auth, limits ---------------------------------------------------------------

@@ -55,6 +55,10 @@ static void test_defaults(void **state)
     assert_int_equal(c.output_limit_bytes, 1 << 20);
     assert_int_equal(c.pids_max, 256);
     assert_int_equal(c.max_connections, 512);
+    /* The gateway's sessions: the Code Sandbox's Docker defaults. */
+    assert_int_equal(c.gateway_max_sessions, 50);
+    assert_int_equal(c.gateway_idle_timeout_secs, 900);
+    assert_int_equal(c.gateway_memory_mb, 512);
     assert_int_equal(config_validate(&c, &err), 0);
     assert_int_equal(load(&c, "", &err), 0);   /* empty document: no change */
     assert_int_equal(load(&c, "# nothing\n---\n", &err), 0);
@@ -221,6 +225,9 @@ static void test_out_of_range(void **state)
     expect_fail("output_limit_bytes: 0\n", "output_limit_bytes", NULL);
     expect_fail("pids_max: 15\n", "pids_max", NULL);
     expect_fail("max_connections: 7\n", "max_connections", NULL);
+    expect_fail("gateway_max_sessions: 0\n", "gateway_max_sessions", NULL);
+    expect_fail("gateway_memory_mb: 8\n", "gateway_memory_mb", NULL);
+    expect_fail("gateway_idle_timeout_secs: 0\n", "gateway_idle_timeout_secs", NULL);
     expect_fail("per_image_caps: {python: {max_memory_mb: 8}}\n", "max_memory_mb", NULL);
 }
 
@@ -283,6 +290,10 @@ static void test_env(void **state)
     assert_int_equal(c.default_memory_mb, 1024);
     assert_int_equal(c.default_idle_timeout_secs, 120);
     assert_int_equal(c.max_concurrent_sandboxes, 9);
+    /* The gateway's sessions take the gateway's variables too. */
+    assert_int_equal(c.gateway_memory_mb, 1024);
+    assert_int_equal(c.gateway_idle_timeout_secs, 120);
+    assert_int_equal(c.gateway_max_sessions, 9);
     assert_string_equal(c.default_image, "node");
     assert_string_equal(c.listen, "[::1]:8080");
     assert_string_equal(c.state_dir, "/tmp/st");
