@@ -13,7 +13,13 @@
  *  - Flujo's /execute body (src/api/flujo_req.c). Checked: a decoded
  *    request has a language, its file paths are clean (relative, no ".."
  *    component, cleaning them again changes nothing), its environment is
- *    "NAME=VALUE" words, a timeout is at least 1 ms. */
+ *    "NAME=VALUE" words, a timeout is at least 1 ms.
+ *  - Typed runs (src/core/typed_codec.c, src/api/run_typed.c): the input as
+ *    a value of every type (checked: a canonical text is its own canonical
+ *    text and renders as JSON), as a cache entry (checked: what decodes
+ *    encodes and decodes to the same bytes again), and as a /v1/run body
+ *    (checked: a decoded request has safe names, bounded counts, canonical
+ *    inputs, and a cache key and wrapper can be made from it). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +27,7 @@
 #include "api/flujo.h"
 #include "api/fs.h"
 #include "api/jsonin.h"
+#include "api/run_typed.h"
 #include "cli/httpc.h"
 #include "core/errors.h"
 #include "util/alloc.h"
@@ -272,6 +279,92 @@ static void fuzz_flujo(const uint8_t *d, size_t n)
     flujo_req_free(&r);
 }
 
+/* ---- typed runs --------------------------------------------------------------- */
+
+static void fuzz_typed_values(const uint8_t *d, size_t n)
+{
+    for (int t = TT_INT; t <= TT_FILE; t++) {
+        cbuf a, b;
+        cbuf_init(&a);
+        cbuf_init(&b);
+        char why[256];
+        if (typed_parse((typed_type)t, d, n, &a, why, sizeof(why)) == 0) {
+            if (typed_parse((typed_type)t, cbuf_head(&a), cbuf_avail(&a), &b, why,
+                            sizeof(why)) != 0 ||
+                !cbuf_same(&a, &b))
+                abort();
+            json_t *v = api_typed_value_json((typed_type)t, cbuf_head(&a), cbuf_avail(&a));
+            if (!v)
+                abort();
+            json_decref(v);
+        }
+        cbuf_free(&a);
+        cbuf_free(&b);
+    }
+}
+
+static void fuzz_typed_entry(const uint8_t *d, size_t n)
+{
+    core_typed_result r;
+    if (typed_result_decode(d, n, &r) < 0) {
+        if (r.n_outputs || r.outputs)
+            abort();
+        return;
+    }
+    cbuf one, two;
+    cbuf_init(&one);
+    cbuf_init(&two);
+    typed_result_encode(&r, &one);
+    core_typed_result_free(&r);
+    if (typed_result_decode(cbuf_head(&one), cbuf_avail(&one), &r) < 0)
+        abort();
+    typed_result_encode(&r, &two);
+    if (!cbuf_same(&one, &two))
+        abort();
+    core_typed_result_free(&r);
+    cbuf_free(&one);
+    cbuf_free(&two);
+}
+
+static void fuzz_typed_body(const uint8_t *d, size_t n)
+{
+    core_error e;
+    json_t *o = NULL;
+    if (jin_parse(d, n, &o, &e) < 0)
+        return;
+    api_typed_in x;
+    if (api_typed_decode(o, &x, &e) == 0) {
+        const core_typed_req *r = &x.r;
+        if (r->n_inputs > TYPED_MAX_VARS || r->n_outputs > TYPED_MAX_VARS ||
+            r->retries > TYPED_MAX_RETRIES || !r->run.image ||
+            (r->mode == TM_COMMAND) != (r->argv != NULL) ||
+            (r->mode != TM_COMMAND && (!r->run.code || !r->run.lang)))
+            abort();
+        for (size_t i = 0; i < r->n_inputs; i++) {
+            const typed_value *v = &r->inputs[i];
+            cbuf again;
+            cbuf_init(&again);
+            char why[256];
+            if (!typed_name_ok(v->name) ||
+                typed_parse(v->type, v->data, v->len, &again, why, sizeof(why)) != 0 ||
+                cbuf_avail(&again) != v->len || memcmp(cbuf_head(&again), v->data, v->len) != 0)
+                abort();
+            cbuf_free(&again);
+        }
+        for (size_t i = 0; i < r->n_outputs; i++)
+            if (!typed_name_ok(r->outputs[i].name) || !typed_type_name(r->outputs[i].type))
+                abort();
+        uint8_t key[32];
+        typed_cache_key("tenant", r, r->mode == TM_COMMAND ? NULL : r->run.lang, key);
+        cbuf w;
+        cbuf_init(&w);
+        typed_wrapper(r, "/tmp/run.py", &w);
+        cbuf_free(&w);
+    }
+    api_typed_in_free(&x);
+    json_decref(o);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {
     fuzz_json(d, n);
@@ -279,5 +372,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     fuzz_fs_args(d, n);
     fuzz_url(d, n);
     fuzz_flujo(d, n);
+    fuzz_typed_values(d, n);
+    fuzz_typed_entry(d, n);
+    fuzz_typed_body(d, n);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "api/jsonin.h"
+#include "api/run_typed.h"
 #include "box/mux.h"
 #include "util/alloc.h"
 #include "util/text.h"
@@ -95,6 +96,11 @@ static json_t *result_json(const core_exec_result *r, bool with_output)
     if (r->oom_killed)
         json_object_set_new(o, "oom_killed", json_true());
     return o;
+}
+
+json_t *api_exec_result_json(const core_exec_result *r)
+{
+    return result_json(r, true);
 }
 
 static bool wants_true(const char *v)
@@ -538,12 +544,17 @@ error:
 
 int api_run_decode(json_t *j, api_run_in *x, core_error *e)
 {
+    return api_run_decode_ex(j, x, 0, e);
+}
+
+int api_run_decode_ex(json_t *j, api_run_in *x, unsigned flags, core_error *e)
+{
     static const char *const fields[] = {"image", "lang", "code", "files", "env", "stdin",
                                          "timeout_ms", "keep_sandbox", NULL};
     memset(x, 0, sizeof(*x));
     cbuf_init(&x->in);
     core_run_req *r = &x->r;
-    if (jin_known(j, fields, e) < 0)
+    if (!(flags & API_RUN_MORE_FIELDS) && jin_known(j, fields, e) < 0)
         return -1;
     static const char *const required[] = {"image", "lang", "code"};
     const char **slots[] = {&r->image, &r->lang, &r->code};
@@ -551,11 +562,23 @@ int api_run_decode(json_t *j, api_run_in *x, core_error *e)
         int got = jin_str(j, required[i], slots[i], e);
         if (got < 0)
             return -1;
+        if (i > 0 && (flags & API_RUN_NO_CODE)) {
+            if (got)
+                return core_fail(e, S001, "invalid request: '%s' and 'command' are exclusive: "
+                                 "a run is code or a command", required[i]);
+            continue;
+        }
+        if (!got && i == 1 && (flags & API_RUN_LANG_PYTHON)) {
+            r->lang = "python";
+            continue;
+        }
         if (!got)
             return jin_missing(e, required[i]);
     }
-    r->code_len = json_string_length(json_object_get(j, "code"));
-    if (!r->lang[0])
+    if (flags & API_RUN_NO_CODE)
+        r->lang = r->code = NULL;
+    r->code_len = r->code ? json_string_length(json_object_get(j, "code")) : 0;
+    if (r->lang && !r->lang[0])
         return core_fail(e, S001, "invalid request: lang is empty (node, python, shell, or an "
                          "interpreter path)");
     json_t *fa = json_object_get(j, "files");
@@ -605,7 +628,14 @@ static void h_run(http_ctx *c)
     json_t *j = NULL;
     api_run_in x = {0};
     cbuf_init(&x.in);
-    if (jin_parse(c->body, c->body_len, &j, &e) < 0 || api_run_decode(j, &x, &e) < 0)
+    if (jin_parse(c->body, c->body_len, &j, &e) < 0)
+        goto error;
+    /* Flyte-style fields make it a typed run (api/run_typed.c). */
+    if (api_run_is_typed(j)) {
+        api_run_typed(c, j);
+        goto out;
+    }
+    if (api_run_decode(j, &x, &e) < 0)
         goto error;
     core_exec_result res;
     char sid[40];

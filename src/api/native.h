@@ -34,7 +34,17 @@ typedef struct api_run_in {
     cbuf in;
 } api_run_in;
 int api_run_decode(json_t *j, api_run_in *x, core_error *e);
+/* The same for the native route's typed runs (api/run_typed.c), which
+ * checks the field names itself. */
+enum {
+    API_RUN_MORE_FIELDS = 1,      /* unknown fields are the caller's to refuse */
+    API_RUN_NO_CODE = 2,          /* command mode: code and lang must be absent */
+    API_RUN_LANG_PYTHON = 4,      /* lang defaults to python */
+};
+int api_run_decode_ex(json_t *j, api_run_in *x, unsigned flags, core_error *e);
 void api_run_in_free(api_run_in *x);
+/* An exec's result as the native routes answer it (with its output). */
+json_t *api_exec_result_json(const core_exec_result *r);
 
 /* Output bytes as a JSON string (invalid UTF-8 repaired). */
 json_t *api_text_json(const cbuf *b);

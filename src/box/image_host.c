@@ -166,8 +166,9 @@ static void proc_tree(opv *o)
 }
 
 /* The parts every image shares: identity files, /dev, /proc, /tmp, /var
- * (unless the image has its own) and the workspace. */
-static void common_tail(opv *out, const image_params *p, bool own_var)
+ * (unless the image has its own), /var/inputs and /var/outputs (unless the
+ * image's /var is not a directory we build), and the workspace. */
+static void common_tail(opv *out, const image_params *p, bool own_var, bool io_dirs)
 {
     identity_files(out, p->hostname);
     dev_tree(out, p->shm_bytes);
@@ -177,6 +178,12 @@ static void common_tail(opv *out, const image_params *p, bool own_var)
         opv_dir(out, "/var", 0755);
         opv_symlink(out, "../tmp", "/var/tmp");
     }
+    /* Typed runs stage inputs and collect outputs there (core/typed.h), as
+     * the sandbox user, and / is read-only: writable mounts of their own. */
+    if (io_dirs) {
+        opv_tmpfs(out, "/var/inputs", p->tmp_bytes, 01777, 0);
+        opv_tmpfs(out, "/var/outputs", p->tmp_bytes, 01777, 0);
+    }
     opv_fd(out, p->workspace_kind, p->workspace_fd, "/workspace", 0);
     opv_simple(out, OP_REMOUNT_RO, "/dev", 0);
 }
@@ -184,7 +191,7 @@ static void common_tail(opv *out, const image_params *p, bool own_var)
 void host_image_ops(const host_image *img, const image_params *p, opv *out)
 {
     opv_extend(out, img->fixed.v, img->fixed.n);
-    common_tail(out, p, false);
+    common_tail(out, p, false, true);
 }
 
 /* Top-level names an image's root never provides: the sandbox makes its own
@@ -197,6 +204,20 @@ static bool reserved_top(const char *name)
         if (!strcmp(name, skip[i]))
             return true;
     return false;
+}
+
+/* The same, and var: an image's /var directory is mirrored entry by entry
+ * (var_entry), so /var/inputs and /var/outputs can be made beside them. */
+static bool reserved_top_var(const char *name)
+{
+    return reserved_top(name) || !strcmp(name, "var");
+}
+
+/* Entries of an image's /var the sandbox makes for itself. */
+static bool var_entry(const char *name)
+{
+    return !strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, "inputs") ||
+           !strcmp(name, "outputs");
 }
 
 /* Files of /etc the sandbox generates for itself. */
@@ -285,7 +306,14 @@ int rootfs_image_ops(const char *rootfs, const image_params *p, opv *out, cella_
         return cella_err_set(err, 0, "image root %s is not a directory", rootfs);
     if (rootfs_check_owner(rootfs, err) < 0)
         return -1;
-    mirror_dir(out, rootfs, "", "", p->rootfs_fd, reserved_top);
+    char var[PATH_MAX];
+    snprintf(var, sizeof(var), "%s/var", rootfs);
+    bool own_var = lstat(var, &st) == 0, var_dir = own_var && S_ISDIR(st.st_mode);
+    mirror_dir(out, rootfs, "", "", p->rootfs_fd, var_dir ? reserved_top_var : reserved_top);
+    if (var_dir) {
+        opv_dir(out, "/var", 0755);
+        mirror_dir(out, rootfs, "var", "/var", p->rootfs_fd, var_entry);
+    }
     opv_dir(out, "/etc", 0755);
     char etc[PATH_MAX];
     snprintf(etc, sizeof(etc), "%s/etc", rootfs);
@@ -293,12 +321,11 @@ int rootfs_image_ops(const char *rootfs, const image_params *p, opv *out, cella_
      * would hand its files to the sandbox. */
     if (lstat(etc, &st) == 0 && S_ISDIR(st.st_mode))
         mirror_dir(out, rootfs, "etc", "/etc", p->rootfs_fd, generated_etc);
-    char var[PATH_MAX];
-    snprintf(var, sizeof(var), "%s/var", rootfs);
-    common_tail(out, p, lstat(var, &st) == 0);
+    /* A /var that is a link stays as the image has it: no typed-run dirs. */
+    common_tail(out, p, own_var, !own_var || var_dir);
     if (out->n > PROTO_MAX_OPS)
         return cella_err_set(err, 0, "image root %s has too many entries at its top and in its "
-                                     "etc for one sandbox's setup (at most about %u)",
+                                     "etc and var for one sandbox's setup (at most about %u)",
                              rootfs, PROTO_MAX_OPS - 64);
     return 0;
 }

@@ -93,6 +93,17 @@ void core_limits(const core *c, uint32_t cpus_milli, uint64_t memory_mb, cg_limi
 /* Kills a box and removes its workspace (pool leftovers, failed starts). */
 void core_discard_box(core *c, box *b, int ws_fd);
 
+/* exec.c: the steps of one-shot runs, shared with typed runs (typed_run.c) */
+/* The interpreter for a run's lang (python -> python3, ...; anything else
+ * is its own path) and the code file's extension. */
+const char *core_run_interp(const char *lang, const char **ext);
+/* data written to path in the sandbox (mode 0644, parents made). */
+int core_write_in_sandbox(sandbox *s, const char *path, const uint8_t *data, size_t n,
+                          int client_fd, core_error *e);
+/* Adds fix {context: "during sandbox::run step `<step>`", sandbox_id,
+ * inner_code} to e; returns -1. */
+int core_run_step_failed(core_error *e, const char *step, const char *sid);
+
 /* pool.c */
 void pool_start(core *c);
 void pool_stop(core *c);

@@ -290,8 +290,8 @@ static const struct {
 
 /* Writes data to path inside the sandbox (parents made, mode 0644), as
  * the file API's write does. */
-static int write_in_sandbox(sandbox *s, const char *path, const uint8_t *data, size_t n,
-                            int client_fd, core_error *e)
+int core_write_in_sandbox(sandbox *s, const char *path, const uint8_t *data, size_t n,
+                          int client_fd, core_error *e)
 {
     char *pa = cella_asprintf("path=%s", path);
     char *args[] = {pa, "mode=0644", "parents=1", NULL};
@@ -305,7 +305,7 @@ static int write_in_sandbox(sandbox *s, const char *path, const uint8_t *data, s
     return rc;
 }
 
-static int step_failed(core_error *e, const char *step, const char *sid)
+int core_run_step_failed(core_error *e, const char *step, const char *sid)
 {
     char ctx[96], code[8];
     snprintf(ctx, sizeof(ctx), "during sandbox::run step `%s`", step);
@@ -316,26 +316,32 @@ static int step_failed(core_error *e, const char *step, const char *sid)
     return -1;
 }
 
+const char *core_run_interp(const char *lang, const char **ext)
+{
+    *ext = "txt";
+    for (size_t i = 0; i < sizeof(langs) / sizeof(langs[0]); i++)
+        for (int k = 0; k < 3 && langs[i].names[k]; k++)
+            if (!strcmp(lang, langs[i].names[k])) {
+                *ext = langs[i].ext;
+                return langs[i].interp;
+            }
+    return lang;
+}
+
 int core_run(core *c, const char *tenant, const core_run_req *r, int client_fd,
              core_exec_result *res, char *sandbox_id_out, core_error *e)
 {
     sandbox_id_out[0] = '\0';
-    const char *interp = r->lang, *ext = "txt";
-    for (size_t i = 0; i < sizeof(langs) / sizeof(langs[0]); i++)
-        for (int k = 0; k < 3 && langs[i].names[k]; k++)
-            if (!strcmp(r->lang, langs[i].names[k])) {
-                interp = langs[i].interp;
-                ext = langs[i].ext;
-            }
+    const char *ext, *interp = core_run_interp(r->lang, &ext);
     core_create_req cr = {.image = r->image, .ephemeral = !r->keep_sandbox};
     sandbox *s;
     if (core_create(c, tenant, &cr, &s, e) < 0)
-        return step_failed(e, "create", NULL);
+        return core_run_step_failed(e, "create", NULL);
     int rc = -1;
     for (size_t i = 0; i < r->n_files; i++)
-        if (write_in_sandbox(s, r->files[i].path, r->files[i].content, r->files[i].len, client_fd,
-                             e) < 0) {
-            step_failed(e, "write", sandbox_id(s));
+        if (core_write_in_sandbox(s, r->files[i].path, r->files[i].content, r->files[i].len,
+                                  client_fd, e) < 0) {
+            core_run_step_failed(e, "write", sandbox_id(s));
             goto out;
         }
     char code_path[32];
@@ -345,8 +351,9 @@ int core_run(core *c, const char *tenant, const core_run_req *r, int client_fd,
      * code is streamed in first. */
     bool inline_code = r->code_len <= RUN_INLINE_CODE_MAX && !memchr(r->code, '\0', r->code_len);
     if (!inline_code &&
-        write_in_sandbox(s, code_path, (const uint8_t *)r->code, r->code_len, client_fd, e) < 0) {
-        step_failed(e, "write", sandbox_id(s));
+        core_write_in_sandbox(s, code_path, (const uint8_t *)r->code, r->code_len, client_fd,
+                              e) < 0) {
+        core_run_step_failed(e, "write", sandbox_id(s));
         goto out;
     }
     char *inline_argv[] = {"write-exec", code_path, "0644", (char *)r->code, (char *)interp,
@@ -363,7 +370,7 @@ int core_run(core *c, const char *tenant, const core_run_req *r, int client_fd,
         .stdin_len = r->stdin_len,
     };
     if (core_exec_run(s, &xr, client_fd, res, e) < 0) {
-        step_failed(e, e->code == S216 ? "write" : "exec", sandbox_id(s));
+        core_run_step_failed(e, e->code == S216 ? "write" : "exec", sandbox_id(s));
         goto out;
     }
     rc = 0;

@@ -34,6 +34,12 @@ static const char *const migrations[] = {
     "  created_at_ms INTEGER NOT NULL,"
     "  PRIMARY KEY (tenant, session_id));"
     "CREATE INDEX gateway_sessions_sandbox ON gateway_sessions (sandbox_id);",
+    /* 3: the result cache of typed runs (run_cache.c). */
+    "CREATE TABLE run_cache ("
+    "  key BLOB PRIMARY KEY,"
+    "  value BLOB NOT NULL,"
+    "  size INTEGER NOT NULL,"
+    "  used_at_ms INTEGER NOT NULL);",
 };
 #define N_MIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/buf.h"
 #include "util/err.h"
 
 typedef struct store store;
@@ -32,6 +33,15 @@ int store_delete(store *s, const char *id, cella_err *err);
 /* Every record, oldest first. Free with store_sandbox_free on each, then cella_free(v). */
 int store_list(store *s, store_sandbox **v, size_t *n, cella_err *err);
 void store_sandbox_free(store_sandbox *sb);
+
+/* The result cache of typed runs (core/typed_run.c): opaque values by a
+ * 32-byte key. get: 1 with the value appended to out (and its use time set
+ * to now_ms), 0 when absent, -1 on a database error. put: inserts or
+ * replaces, then evicts the least recently used entries beyond max_entries
+ * or beyond max_bytes of values in all. */
+int store_cache_get(store *s, const uint8_t key[32], int64_t now_ms, cbuf *out, cella_err *err);
+int store_cache_put(store *s, const uint8_t key[32], const void *v, size_t n, int64_t now_ms,
+                    uint64_t max_entries, uint64_t max_bytes, cella_err *err);
 
 /* ---- the gateway dialect's sessions (sessions.c) ---------------------------- */
 

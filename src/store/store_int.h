@@ -1,5 +1,6 @@
 /* The store's internals, shared by its files: store.c (the database, its
- * migrations, the registry) and sessions.c (the gateway's sessions). */
+ * migrations, the registry), sessions.c (the gateway's sessions) and
+ * run_cache.c (the result cache of typed runs). */
 #ifndef CELLA_STORE_STORE_INT_H
 #define CELLA_STORE_STORE_INT_H
 
