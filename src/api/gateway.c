@@ -493,8 +493,8 @@ out:
  * on both prefixes. /execute (both prefixes) is the Flujo dialect's route,
  * which hands a request with a session_id to api_gateway_execute. */
 #define BOTH(method, path, flags, fn)                                                         \
-    {method, path, "gateway " path, flags, fn, gw_error_json},                                \
-    {method, "/v1/sandbox" path, "gateway " path, flags, fn, gw_error_json}
+    {method, path, NULL, flags, fn, gw_error_json},                                           \
+    {method, "/v1/sandbox" path, NULL, flags, fn, gw_error_json}
 
 const http_route api_gateway_routes[] = {
     BOTH("POST", "/bash", 0, h_bash),

@@ -437,6 +437,17 @@ def test_unknown_route_and_method(d):
     assert st == 400 and b["code"] == "S001" and isinstance(b["error"], str)
 
 
+def test_metrics_name_each_prefix(d):
+    bash(d, "metrics", "true")
+    bash(d, "metrics", "true", prefix="/v1/sandbox")
+    st, text = d.get("/metrics", token=ADMIN)
+    lines = [l for l in text.splitlines() if l.startswith("cella_http_requests_total")]
+    series = [l.rsplit(" ", 1)[0] for l in lines]
+    assert len(series) == len(set(series)), "a series twice: Prometheus refuses the scrape"
+    assert any('route="/bash"' in l for l in lines)
+    assert any('route="/v1/sandbox/bash"' in l for l in lines)
+
+
 # ---- the cap, a restart, idle cleanup --------------------------------------------------------
 
 
