@@ -113,7 +113,8 @@ int gw_path_str(const char *name, const char *in, size_t len, bool allow_root, c
     if (in[0] == '/')
         return core_fail(e, S001, "invalid path '%.200s' in %s: paths are relative to "
                          "/workspace; absolute paths are refused", in, name);
-    char buf[GW_PATH_MAX];
+    /* Sized so "/workspace/" + buf always fits abs (the compiler checks it). */
+    char buf[GW_PATH_MAX - 16];
     size_t n = 0;
     for (const char *p = in; *p;) {
         const char *s = p;
@@ -127,9 +128,9 @@ int gw_path_str(const char *name, const char *in, size_t len, bool allow_root, c
         if (l == 2 && s[0] == '.' && s[1] == '.')
             return core_fail(e, S001, "invalid path '%.200s' in %s: '..' components are "
                              "refused; paths stay inside /workspace", in, name);
-        if (n + l + 2 > sizeof(buf) - 16)
-            return core_fail(e, S001, "invalid path in %s: longer than %d bytes", name,
-                             GW_PATH_MAX - 16);
+        if (n + l + 2 > sizeof(buf))
+            return core_fail(e, S001, "invalid path in %s: longer than %zu bytes", name,
+                             sizeof(buf) - 2);
         if (n)
             buf[n++] = '/';
         memcpy(buf + n, s, l);
