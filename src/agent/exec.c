@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -249,8 +250,25 @@ void agent_exec_start(agent *a, uint32_t id, const uint8_t *payload, size_t n)
         goto out;
     }
     envp = build_env(req.env, cwd);
+    /* A pipe belongs to whoever made it, mode 0600: made as the agent's
+     * root, the command (the sandbox user) could not reopen its own stdio
+     * through /dev/stdin, /dev/stdout or /dev/stderr. So the stdio pipes
+     * are made with the sandbox user's fs ids. */
+    int pipes_ok = 1;
+    if (a->root_mapped) {
+        setfsgid(a->gid);
+        setfsuid(a->uid);
+    }
     if (((req.flags & EXEC_STDIN) && pipe2(p_in, O_CLOEXEC) < 0) || pipe2(p_out, O_CLOEXEC) < 0 ||
-        pipe2(p_err, O_CLOEXEC) < 0 || pipe2(p_rep, O_CLOEXEC) < 0 ||
+        pipe2(p_err, O_CLOEXEC) < 0)
+        pipes_ok = 0;
+    if (a->root_mapped) {
+        int saved = errno;
+        setfsuid(0);
+        setfsgid(0);
+        errno = saved;
+    }
+    if (!pipes_ok || pipe2(p_rep, O_CLOEXEC) < 0 ||
         (p_in[1] >= 0 && fd_set_nonblock(p_in[1], 1) < 0) || fd_set_nonblock(p_out[0], 1) < 0 ||
         fd_set_nonblock(p_err[0], 1) < 0 || fd_set_nonblock(p_rep[0], 1) < 0) {
         agent_send_error(a, id, PERR_INTERNAL, "pipe: %s", strerror(errno));

@@ -20,6 +20,16 @@ def test_exit_status_is_the_commands(state_dir):
     assert box(state_dir, "--", "sh", "-c", "kill -TERM $$").returncode == 128 + 15
 
 
+def test_the_command_can_reopen_its_own_stdio(state_dir):
+    # Scripts write to /dev/stderr and read /dev/stdin: the pipes must be
+    # the sandbox user's, not the agent's root's (mode 0600).
+    p = box(state_dir, "--", "sh", "-c",
+            "echo warn > /dev/stderr; cat /dev/stdin; echo out > /dev/stdout",
+            input=b"in\n", check=0)
+    assert p.stdout == b"in\nout\n"
+    assert p.stderr == b"warn\n"
+
+
 def test_not_found_and_not_executable(state_dir):
     p = box(state_dir, "--", "no-such-command")
     assert p.returncode == 127
