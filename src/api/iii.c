@@ -104,7 +104,8 @@ static int t_run(http_ctx *c, const char *op, json_t *p, json_t **out, core_erro
         core_fix_str(e, "inner_code", "S200");
     } else {
         *out = exec_json(&res);
-        json_object_set_new(*out, "sandbox_id", sid[0] ? json_string(sid) : json_null());
+        json_object_set_new(*out, "sandbox_id",
+                            x.r.keep_sandbox ? json_string(sid) : json_null());
         rc = 0;
     }
     core_exec_result_free(&res);
@@ -196,22 +197,34 @@ static const struct {
 
 static void h_trigger(http_ctx *c)
 {
-    /* timeoutMs is iii.trigger()'s own client-side bound: accepted, and
-     * left to the caller (each function has its own timeout fields). */
-    static const char *const fields[] = {"function_id", "payload", "timeoutMs", NULL};
+    /* The envelope as iii's SDKs send it: function_id (the Agent
+     * Quickstart's JSON says "trigger"), and the client-side bound as
+     * timeoutMs (Node) or timeout_ms (Python): accepted and left to the
+     * caller, since each function has its own timeout fields. */
+    static const char *const fields[] = {"function_id", "trigger", "payload", "timeoutMs",
+                                         "timeout_ms", NULL};
     core_error e;
     json_t *j = NULL, *out = NULL;
-    const char *fid;
+    const char *fid = NULL, *alias = NULL;
     uint64_t ignored;
+    int got, got_alias;
     if (jin_parse(c->body, c->body_len, &j, &e) < 0 || jin_known(j, fields, &e) < 0 ||
-        jin_u64(j, "timeoutMs", 0, UINT64_MAX, &ignored, &e) < 0)
+        jin_u64(j, "timeoutMs", 0, UINT64_MAX, &ignored, &e) < 0 ||
+        jin_u64(j, "timeout_ms", 0, UINT64_MAX, &ignored, &e) < 0 ||
+        (got = jin_str(j, "function_id", &fid, &e)) < 0 ||
+        (got_alias = jin_str(j, "trigger", &alias, &e)) < 0)
         goto error;
-    int got = jin_str(j, "function_id", &fid, &e);
-    if (got <= 0) {
-        if (got == 0)
-            jin_missing(&e, "function_id");
+    if (got && got_alias && strcmp(fid, alias) != 0) {
+        core_fail(&e, S001, "invalid request: 'function_id' and 'trigger' name different "
+                  "functions; send one of them");
         goto error;
     }
+    if (!got && !got_alias) {
+        jin_missing(&e, "function_id");
+        goto error;
+    }
+    if (!got)
+        fid = alias;
     json_t *p = json_object_get(j, "payload");
     if (p && !json_is_null(p) && !json_is_object(p)) {
         core_fail(&e, S001, "invalid request: field 'payload' must be an object");

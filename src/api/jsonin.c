@@ -134,80 +134,52 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Lists the bad names as iii does: env contains invalid variable name(s): ["1X", "A-B"]. */
-static int bad_names(core_error *e, const char *key, char **bad, size_t nb)
-{
-    char list[300] = "";
-    size_t used = 0;
-    for (size_t i = 0; i < nb && used < sizeof(list) - 8; i++) {
-        int w = snprintf(list + used, sizeof(list) - used, "%s\"%.40s\"", i ? ", " : "", bad[i]);
-        if (w > 0)
-            used += (size_t)w;
-    }
-    return core_fail(e, S001, "invalid request: %s contains invalid variable name(s): [%s]", key,
-                     list);
-}
-
-int jin_env(json_t *o, const char *key, char ***out, core_error *e)
+int jin_env_shape(json_t *o, const char *key, char ***out, core_error *e)
 {
     json_t *v = json_object_get(o, key);
     if (!v || json_is_null(v))
         return 0;
-    char *bad[8];
-    size_t nb = 0;
-    char **r = NULL;
-    if (json_is_array(v)) {
-        if (jin_strv(o, key, &r, e) < 0)
-            return -1;
-        for (size_t i = 0; r[i]; i++) {
-            const char *eq = strchr(r[i], '=');
-            if (!eq || !env_name_valid(r[i], (size_t)(eq - r[i]))) {
-                if (nb < 8)
-                    bad[nb++] = r[i];
-            }
-        }
-    } else if (json_is_object(v)) {
-        size_t n = json_object_size(v), k = 0;
-        char **names = cella_calloc(n + 1, sizeof(char *));
-        const char *name;
-        json_t *val;
-        json_object_foreach(v, name, val) {
-            if (!json_is_string(val)) {
-                cella_free(names);
-                return core_fail(e, S001, "invalid request: %s.%.64s must be a string", key, name);
-            }
-            names[k++] = (char *)name;
-        }
-        /* Key order, so two callers passing the same map get the same environment. */
-        qsort(names, n, sizeof(char *), cmp_str);
-        r = cella_calloc(n + 1, sizeof(char *));
-        for (size_t i = 0; i < n; i++) {
-            if (!env_name_valid(names[i], strlen(names[i])) && nb < 8)
-                bad[nb++] = names[i];
-            r[i] = cella_asprintf("%s=%s", names[i], json_string_value(json_object_get(v, names[i])));
-        }
-        if (nb) {
-            int rc = bad_names(e, key, bad, nb);
-            cella_free(names);
-            cella_strv_free(r);
-            return rc;
-        }
-        cella_free(names);
-    } else {
+    if (json_is_array(v))
+        return jin_strv(o, key, out, e);
+    if (!json_is_object(v))
         return wrong(e, key, "a list of \"K=V\" strings or an object of strings");
+    size_t n = json_object_size(v), k = 0;
+    const char **names = cella_calloc(n + 1, sizeof(char *));
+    const char *name;
+    json_t *val;
+    json_object_foreach(v, name, val) {
+        if (!json_is_string(val)) {
+            cella_free(names);
+            return core_fail(e, S001, "invalid request: %s.%.64s must be a string", key, name);
+        }
+        /* "A=B": "x" would pass as A=B=x, a valid A: a map's name holds no '='. */
+        if (!name[0] || strchr(name, '=')) {
+            char *bad[1] = {(char *)name};
+            cella_free(names);
+            return core_env_bad_names(e, key, bad, 1);
+        }
+        names[k++] = name;
     }
-    if (nb) {
-        char *names[8];
-        for (size_t i = 0; i < nb; i++)
-            names[i] = cella_strndup(bad[i], strcspn(bad[i], "="));
-        int rc = bad_names(e, key, names, nb);
-        for (size_t i = 0; i < nb; i++)
-            cella_free(names[i]);
-        cella_strv_free(r);
-        return rc;
-    }
+    /* Key order, so two callers passing the same map get the same environment. */
+    qsort(names, n, sizeof(char *), cmp_str);
+    char **r = cella_calloc(n + 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        r[i] = cella_asprintf("%s=%s", names[i], json_string_value(json_object_get(v, names[i])));
+    cella_free(names);
     *out = r;
     return 1;
+}
+
+int jin_env(json_t *o, const char *key, char ***out, core_error *e)
+{
+    char **r = NULL;
+    int rc = jin_env_shape(o, key, &r, e);
+    if (rc == 1 && core_env_check(key, r, e) < 0) {
+        cella_strv_free(r);
+        return -1;
+    }
+    *out = r;
+    return rc;
 }
 
 int jin_base64(json_t *o, const char *key, cbuf *out, bool *present, core_error *e)

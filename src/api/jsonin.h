@@ -27,6 +27,9 @@ int jin_strv(json_t *o, const char *key, char ***out, core_error *e);
 /* iii's env: ["K=V", ...] or {"K": "V"} (applied in key order); names must
  * be [A-Za-z_][A-Za-z0-9_]*. Result: "K=V" vector. */
 int jin_env(json_t *o, const char *key, char ***out, core_error *e);
+/* jin_env without the names check, for create, where core checks the
+ * names in iii's order (after the image and its caps). */
+int jin_env_shape(json_t *o, const char *key, char ***out, core_error *e);
 /* A base64 string decoded into out. */
 int jin_base64(json_t *o, const char *key, cbuf *out, bool *present, core_error *e);
 /* A required field missing. */

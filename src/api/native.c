@@ -239,7 +239,7 @@ int api_create_decode(json_t *j, core_create_req *r, char ***env, core_error *e)
         return -1;
     r->has_idle = got;
     r->idle_timeout_secs = idle;
-    if (jin_env(j, "env", env, e) < 0)
+    if (jin_env_shape(j, "env", env, e) < 0)
         return -1;
     r->env = *env;
     return 0;
@@ -603,7 +603,9 @@ int api_run_decode_ex(json_t *j, api_run_in *x, unsigned flags, core_error *e)
         }
         r->files = x->files;
     }
-    if (jin_env(j, "env", &x->env, e) < 0 || jin_base64(j, "stdin", &x->in, &r->has_stdin, e) < 0)
+    /* Names are checked by core_create: iii checks a run's env in its create step. */
+    if (jin_env_shape(j, "env", &x->env, e) < 0 ||
+        jin_base64(j, "stdin", &x->in, &r->has_stdin, e) < 0)
         return -1;
     r->env = x->env;
     r->stdin_data = cbuf_head(&x->in);
@@ -642,7 +644,7 @@ static void h_run(http_ctx *c)
     if (core_run(c->core, c->tenant, &x.r, c->client_fd, &res, sid, &e) < 0)
         goto error;
     json_t *o = result_json(&res, true);
-    json_object_set_new(o, "sandbox_id", sid[0] ? json_string(sid) : json_null());
+    json_object_set_new(o, "sandbox_id", x.r.keep_sandbox ? json_string(sid) : json_null());
     core_exec_result_free(&res);
     http_reply_json(c, 200, o);
     goto out;

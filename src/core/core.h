@@ -58,7 +58,7 @@ typedef struct core_create_req {
     bool network;
     bool has_idle;
     uint64_t idle_timeout_secs;
-    char *const *env;             /* "K=V" entries, already validated by the dialect; may be NULL */
+    char *const *env;             /* "K=V" entries, names checked by core_create; may be NULL */
     bool ephemeral;               /* a one-shot run's: not recorded, so not restarted after a crash */
 } core_create_req;
 
@@ -81,7 +81,7 @@ typedef struct sandbox_info {
 } sandbox_info;
 
 /* Checks in iii's order: count (S400), image (S100), caps (S400), image
- * files (S101), start (S300). On success *out holds a reference. */
+ * files (S101), env names (S001), start (S300). On success *out holds a reference. */
 int core_create(core *c, const char *tenant, const core_create_req *r, sandbox **out,
                 core_error *e);
 /* By id within a tenant: S001 for a malformed id, S002 for an unknown one
@@ -181,7 +181,8 @@ typedef struct core_run_req {
 /* Create, write the files and the code (/tmp/run.<ext>), exec the
  * interpreter, stop (unless keep_sandbox). An error in a step keeps its
  * S-code and gets fix {context, sandbox_id, inner_code}. sandbox_id_out
- * (40 bytes) receives the id when keep_sandbox, else "". */
+ * (40 bytes) receives the run's sandbox id once one was created (kept or
+ * not: a caller's error fix names it either way), else "". */
 int core_run(core *c, const char *tenant, const core_run_req *r, int client_fd,
              core_exec_result *res, char *sandbox_id_out, core_error *e);
 

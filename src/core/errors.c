@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/alloc.h"
+#include "util/parse.h"
+
 static const core_code_info catalogue[] = {
     {S001, "S001", "validation", false, 400, "invalid request",
      "fix the field named in the message and resend"},
@@ -105,4 +108,35 @@ void core_fix_str(core_error *e, const char *key, const char *v)
 int core_http_status(const core_error *e)
 {
     return e->http_status ? e->http_status : core_code_lookup(e->code)->http_status;
+}
+
+int core_env_bad_names(core_error *e, const char *key, char *const *bad, size_t nb)
+{
+    char list[300] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < nb && used < sizeof(list) - 8; i++) {
+        int w = snprintf(list + used, sizeof(list) - used, "%s\"%.40s\"", i ? ", " : "", bad[i]);
+        if (w > 0)
+            used += (size_t)w;
+    }
+    return core_fail(e, S001, "invalid request: %s contains invalid variable name(s): [%s]", key,
+                     list);
+}
+
+int core_env_check(const char *key, char *const *env, core_error *e)
+{
+    char *bad[8];
+    size_t nb = 0;
+    for (size_t i = 0; env && env[i]; i++) {
+        const char *eq = strchr(env[i], '=');
+        size_t len = eq ? (size_t)(eq - env[i]) : strlen(env[i]);
+        if ((!eq || !env_name_valid(env[i], len)) && nb < 8)
+            bad[nb++] = cella_strndup(env[i], len);
+    }
+    if (!nb)
+        return 0;
+    core_env_bad_names(e, key, bad, nb);
+    for (size_t i = 0; i < nb; i++)
+        cella_free(bad[i]);
+    return -1;
 }

@@ -6,6 +6,7 @@
 #define CELLA_CORE_ERRORS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "util/err.h"
 
@@ -64,6 +65,11 @@ int core_fail_err(core_error *e, core_code c, const cella_err *err, const char *
 void core_fix_bool(core_error *e, const char *key, bool v);
 void core_fix_str(core_error *e, const char *key, const char *v);
 int core_http_status(const core_error *e);
+/* Environment entries must be NAME=VALUE with NAME [A-Za-z_][A-Za-z0-9_]*:
+ * S001 "<key> contains invalid variable name(s): [...]" as iii words it
+ * (at most eight names listed). */
+int core_env_check(const char *key, char *const *env, core_error *e);
+int core_env_bad_names(core_error *e, const char *key, char *const *bad, size_t nb);
 /* The docs anchor: "<base>#s001". */
 #define CORE_DOCS_BASE "https://github.com/cella-sandbox/cella/blob/main/docs/errors.md"
 

@@ -47,8 +47,7 @@ int core_exec_start(sandbox *s, const core_exec_req *r, core_exec **out, core_er
         rc = core_fail(e, S003, "sandbox %s has %u file operations running; wait for one to "
                        "finish", s->id.str, CORE_FS_MAX_CALLS);
     else if (!r->fs_call && s->execs >= cfg->max_execs_per_sandbox)
-        rc = core_fail(e, S003, "sandbox %s is at its exec concurrency cap (%u)", s->id.str,
-                       cfg->max_execs_per_sandbox);
+        rc = core_fail(e, S003, "sandbox %s is at its exec concurrency cap", s->id.str);
     if (rc == 0) {
         if (r->fs_call)
             s->fs_calls++;
@@ -333,7 +332,8 @@ int core_run(core *c, const char *tenant, const core_run_req *r, int client_fd,
 {
     sandbox_id_out[0] = '\0';
     const char *ext, *interp = core_run_interp(r->lang, &ext);
-    core_create_req cr = {.image = r->image, .ephemeral = !r->keep_sandbox};
+    /* The env is the sandbox's, so its names are checked in the create step. */
+    core_create_req cr = {.image = r->image, .env = r->env, .ephemeral = !r->keep_sandbox};
     sandbox *s;
     if (core_create(c, tenant, &cr, &s, e) < 0)
         return core_run_step_failed(e, "create", NULL);
@@ -362,7 +362,6 @@ int core_run(core *c, const char *tenant, const core_run_req *r, int client_fd,
     core_exec_req xr = {
         .argv = inline_code ? inline_argv : argv,
         .builtin = inline_code,
-        .env = r->env,
         .has_timeout = r->has_timeout,
         .timeout_ms = r->timeout_ms,
         .has_stdin = r->has_stdin,
@@ -375,9 +374,8 @@ int core_run(core *c, const char *tenant, const core_run_req *r, int client_fd,
     }
     rc = 0;
 out:
-    if (r->keep_sandbox)
-        snprintf(sandbox_id_out, 40, "%s", sandbox_id(s));
-    else
+    snprintf(sandbox_id_out, 40, "%s", sandbox_id(s));
+    if (!r->keep_sandbox)
         core_stop(c, NULL, sandbox_id(s), false, NULL);
     sandbox_unref(s);
     return rc;

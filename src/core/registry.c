@@ -1,5 +1,6 @@
 /* The registry: live sandboxes by id, their life from create to stop, the
  * store that lets them survive a restart, and the idle reaper. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -356,6 +357,8 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
     cella_err err;
     if (rootfs && rootfs_check_owner(rootfs, &err) < 0)
         return core_fail(e, S101, "image '%s' is unsafe to use: %s", im->name, err.msg);
+    if (core_env_check("env", r->env, e) < 0)
+        return -1;
 
     cg_limits lim;
     core_limits(c, cpus, mem, &lim);
@@ -415,10 +418,22 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
     return 0;
 }
 
-static bool id_wellformed(const char *id)
+/* Any textual UUID (8-4-4-4-12 hex digits, either case, any version) is
+ * well-formed, as iii's parser has it: one cella did not make is "not
+ * found" (S002), not a bad request. canon gets it in lower case, the form
+ * cella's own ids take, so a copy in upper case still finds its sandbox. */
+static bool id_canonical(const char *id, char canon[CELLA_ID_LEN + 1])
 {
-    uint8_t bytes[16];
-    return id && cella_id_parse(id, bytes);
+    if (!id || strlen(id) != CELLA_ID_LEN)
+        return false;
+    for (int i = 0; i < CELLA_ID_LEN; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? id[i] != '-' : !isxdigit((unsigned char)id[i]))
+            return false;
+        canon[i] = (char)tolower((unsigned char)id[i]);
+    }
+    canon[CELLA_ID_LEN] = '\0';
+    return true;
 }
 
 static int bad_id(core_error *e, const char *id)
@@ -438,8 +453,10 @@ static sandbox *tenant_find(core *c, const char *tenant, const char *id)
 
 int core_get(core *c, const char *tenant, const char *id, sandbox **out, core_error *e)
 {
-    if (!id_wellformed(id))
+    char canon[CELLA_ID_LEN + 1];
+    if (!id_canonical(id, canon))
         return bad_id(e, id);
+    id = canon;
     pthread_mutex_lock(&c->mu);
     sandbox *s = tenant_find(c, tenant, id);
     if (s)
@@ -546,8 +563,10 @@ static void stop_removed(core *c, sandbox *s, bool wait, const char *why)
 
 int core_stop(core *c, const char *tenant, const char *id, bool wait, core_error *e)
 {
-    if (!id_wellformed(id))
+    char canon[CELLA_ID_LEN + 1];
+    if (!id_canonical(id, canon))
         return bad_id(e, id);
+    id = canon;
     pthread_mutex_lock(&c->mu);
     sandbox *s = tenant_find(c, tenant, id);
     if (s) {

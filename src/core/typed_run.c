@@ -64,15 +64,12 @@ static int run_program(sandbox *s, const core_typed_req *r, const char *interp, 
                        unsigned attempt, int client_fd, core_exec_result *x, const char **step,
                        core_error *e)
 {
-    /* The request's environment, and the attempt's number: a program may
-     * behave differently on a retry (a flaky test that must pass once). */
-    size_t ne = r->run.env ? cella_strv_len(r->run.env) : 0;
-    char **env = cella_calloc(ne + 2, sizeof(char *));
-    for (size_t i = 0; i < ne; i++)
-        env[i] = r->run.env[i];
+    /* The attempt's number beside the request's environment (the
+     * sandbox's own, set at create): a program may behave differently on
+     * a retry (a flaky test that must pass once). */
     char attempt_var[32];
     snprintf(attempt_var, sizeof(attempt_var), "CELLA_ATTEMPT=%u", attempt);
-    env[ne] = attempt_var;
+    char *env[] = {attempt_var, NULL};
     core_exec_req xr = {
         .env = env,
         .has_timeout = r->run.has_timeout,
@@ -128,7 +125,6 @@ static int run_program(sandbox *s, const core_typed_req *r, const char *interp, 
         *step = "write";
 out:
     cbuf_free(&wrapper);
-    cella_free(env);
     return rc;
 }
 
@@ -239,7 +235,9 @@ static int attempt(core *c, const char *tenant, const core_typed_req *r, const c
                    const char *ext, unsigned n, bool last, int client_fd, core_typed_result *res,
                    core_error *e)
 {
-    core_create_req cr = {.image = r->run.image, .ephemeral = !r->run.keep_sandbox};
+    /* The env is the sandbox's, so its names are checked in the create step. */
+    core_create_req cr = {.image = r->run.image, .env = r->run.env,
+                          .ephemeral = !r->run.keep_sandbox};
     sandbox *s;
     if (core_create(c, tenant, &cr, &s, e) < 0)
         return core_run_step_failed(e, "create", NULL);

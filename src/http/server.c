@@ -57,6 +57,7 @@ typedef struct req {
     bool started;
     bool prechecked;
     const http_route *route;
+    const http_route *path_route; /* a route on this path, any method: whose error shape to use */
     int64_t start_ns;
     char params_buf[HTTP_MAX_PARAM_BYTES];
     http_body_sink sink;          /* ROUTE_STREAM_BODY: where the body goes */
@@ -163,7 +164,10 @@ json_t *http_native_error(const core_error *e, int *status)
 void http_reply_error(http_ctx *c, const core_error *e)
 {
     req *r = (req *)c;
-    http_error_fn fn = r->route && r->route->error_fn ? r->route->error_fn : http_native_error;
+    /* A dialect's clients read errors in its shape, also when the method
+     * is wrong or the token is refused on one of its paths. */
+    const http_route *shape = r->route ? r->route : r->path_route;
+    http_error_fn fn = shape && shape->error_fn ? shape->error_fn : http_native_error;
     int status;
     json_t *body = fn(e, &status);
     http_reply_json(c, status, body);
@@ -311,14 +315,15 @@ static bool match(const char *pattern, const char *path, const char **params, ch
 
 static const http_route *route_find(http_server *s, const char *method, const char *path,
                                     const char **params, char *buf, size_t bufn,
-                                    bool *path_known)
+                                    const http_route **on_path)
 {
-    *path_known = false;
+    *on_path = NULL;
     for (size_t i = 0; i < s->n_routes; i++) {
         const char *tmp[HTTP_MAX_PARAMS];
         if (!match(s->routes[i].pattern, path, tmp, buf, bufn))
             continue;
-        *path_known = true;
+        if (!*on_path)
+            *on_path = &s->routes[i];
         if (strcmp(s->routes[i].method, method) != 0)
             continue;
         memcpy(params, tmp, sizeof(tmp));
@@ -418,9 +423,9 @@ static void too_large(http_server *s, req *r)
 static bool precheck(http_server *s, req *r)
 {
     core_error e;
-    bool known;
     r->route = route_find(s, r->c.method, r->c.path, r->c.params, r->params_buf,
-                          sizeof(r->params_buf), &known);
+                          sizeof(r->params_buf), &r->path_route);
+    bool known = r->path_route != NULL;
     if (authenticate(s, r, &e) < 0) {
         http_reply_error(&r->c, &e);
         return false;

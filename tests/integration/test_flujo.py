@@ -244,7 +244,35 @@ def test_output_past_the_cap_is_truncated_not_lost(d):
     assert 0 < len(data["stdout"]) <= 1 << 20 and data["stderr"] == "done\n"
 
 
+def test_programs_reopen_their_own_stdio(d):
+    v = execute(d, "echo warn > /dev/stderr; cat /dev/stdin; echo ok", language="bash")
+    assert v["stderr"] == "warn\n" and v["stdout"] == "ok\n" and v["exit_code"] == 0
+
+
 # ---- artifacts ----------------------------------------------------------------
+
+
+def test_big_artifacts_after_a_timeout_still_answer_in_time(d):
+    # 60 MiB of artifacts left by a program that then times out: reading
+    # them must not push the answer past what the client waits for.
+    code = ("import os, time\n"
+            "os.makedirs('artifacts')\n"
+            "for i in range(6):\n"
+            "    open(f'artifacts/{i}.bin', 'wb').write(os.urandom(10 << 20))\n"
+            "print('written', flush=True)\n"
+            "time.sleep(60)\n")
+    t0 = time.monotonic()
+    st, data = send(d, payload(code, timeout_s=4))
+    took = time.monotonic() - t0
+    v = client_view(st, data)
+    assert st == 200 and v["timed_out"] and v["stdout"] == "written\n", data["stdout"]
+    assert took < 4 + 2, took
+    # Either all of them came in time, or none (null); the error stays the
+    # contract's own.
+    assert v["error"] == "Execution timed out"
+    assert data["artifacts"] is None or len(v["artifacts"]) == 6
+    no_sandboxes_left(d)
+
 
 
 def test_artifacts_nested_binary_and_odd(d):
@@ -401,6 +429,16 @@ def test_auth_on(authd):
 
 def test_auth_off_needs_no_token(d):
     assert execute(d, "print('open')")["stdout"] == "open\n"
+    # Users who set the key through settings may send it masked: with auth
+    # off (no tokens file, loopback) any bearer is let through.
+    st, data = send(d, payload("print('masked')"), token="sk-****************")
+    assert st == 200 and data["stdout"] == "masked\n"
+
+
+def test_wrong_method_is_flujo_shaped(d):
+    st, data = d.get("/execute")
+    assert st == 405 and isinstance(data.get("error"), str), data
+    assert isinstance(data["exit_code"], int)
 
 
 def test_limits_are_flujo_shaped(authd):
