@@ -26,6 +26,9 @@ need_pkg yaml-0.1 libyaml-dev
 need_pkg libcrypto libssl-dev
 # grep and sed inside sandboxes (linked statically into the agent).
 need_pkg libpcre2-8 libpcre2-dev
+# The MCP tests drive the server with the official MCP SDK client, from npm.
+need_cmd node nodejs
+need_cmd npm npm
 # The end-to-end tests are pytest files run by /usr/bin/python3 (Debian's own).
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing="$missing python3-pytest"
 # Optional extras asked for by name: `deps.sh bench` adds bubblewrap for the

@@ -18,6 +18,7 @@
 #include "api/fs.h"
 #include "api/gateway.h"
 #include "api/iii.h"
+#include "api/mcp.h"
 #include "api/native.h"
 #include "core/config.h"
 #include "core/core.h"
@@ -176,10 +177,17 @@ int cli_serve_main(int argc, char **argv)
     http_route routes[HTTP_MAX_ROUTES_TOTAL + 1];
     size_t nr = 0;
     const http_route *tables[] = {api_native_routes, api_fs_routes, api_iii_routes,
-                                  api_flujo_routes, api_gateway_routes};
+                                  api_flujo_routes, api_gateway_routes, api_mcp_routes};
     for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-        for (const http_route *r = tables[t]; r->method && nr < HTTP_MAX_ROUTES_TOTAL; r++)
+        for (const http_route *r = tables[t]; r->method; r++) {
+            /* A route dropped in silence would answer 404 for no clear reason. */
+            if (nr == HTTP_MAX_ROUTES_TOTAL) {
+                cella_err_set(&err, 0, "more routes than HTTP_MAX_ROUTES_TOTAL (%d)",
+                              HTTP_MAX_ROUTES_TOTAL);
+                goto fail;
+            }
             routes[nr++] = *r;
+        }
     routes[nr] = (http_route){0};
     http_opts ho = {.cfg = &cfg, .core = c, .tokens = &tokens, .routes = routes};
     if (http_start(&ho, &srv, &err) < 0)
