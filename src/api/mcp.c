@@ -373,11 +373,6 @@ static const struct {
 
 #define N_TOOLS (sizeof(tools) / sizeof(tools[0]))
 
-size_t api_mcp_tool_count(void)
-{
-    return N_TOOLS;
-}
-
 /* ---- JSON-RPC ---------------------------------------------------------------------- */
 
 static json_t *rpc_error(json_t *id, int code, const char *msg)

@@ -4,12 +4,8 @@
 #ifndef CELLA_API_MCP_H
 #define CELLA_API_MCP_H
 
-#include <stddef.h>
-
 #include "http/server.h"
 
 extern const http_route api_mcp_routes[];
-/* How many tools tools/list answers (for tests). */
-size_t api_mcp_tool_count(void);
 
 #endif
