@@ -28,6 +28,10 @@ need_pkg libcrypto libssl-dev
 need_pkg libpcre2-8 libpcre2-dev
 # The end-to-end tests are pytest files run by /usr/bin/python3 (Debian's own).
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing="$missing python3-pytest"
+# The TypeScript client's tests: npm installs its pinned devDependencies (the
+# Node 22 that @flue/runtime needs among them); any node runs npm itself.
+need_cmd node nodejs
+need_cmd npm npm
 # Optional extras asked for by name: `deps.sh bench` adds bubblewrap for the
 # comparison in bench/, `deps.sh fuzz` clang and its libFuzzer runtime.
 for extra in "$@"; do

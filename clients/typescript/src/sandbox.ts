@@ -135,17 +135,23 @@ export class Sandbox {
 
   private async *events(cmd: Command, opts: ExecOptions): AsyncGenerator<ExecEvent, void, undefined> {
     const payload = execPayload(cmd, opts);
+    let exit: ExecResult | undefined;
     for await (const [event, data] of this.t.sse(this.path('/exec'), payload, { signal: opts.signal })) {
       const d = (data ?? {}) as Record<string, unknown>;
       if (event === 'stdout' || event === 'stderr') {
         yield { kind: event, data: String(d.data ?? '') };
       } else if (event === 'exit') {
-        yield { kind: 'exit', result: execResult(d, '', '') };
-        return;
+        // The stream ends right after its exit event: read it to the end, so
+        // the connection is left whole (not cut under a finished command).
+        exit = execResult(d, '', '');
       } else if (event === 'error') {
         const obj = (d.error && typeof d.error === 'object' ? d.error : d) as Record<string, unknown>;
         throw CellaError.fromObject(obj);
       }
+    }
+    if (exit) {
+      yield { kind: 'exit', result: exit };
+      return;
     }
     throw new CellaError('connection', "the stream ended before the command's exit");
   }
