@@ -26,11 +26,13 @@ need_pkg yaml-0.1 libyaml-dev
 need_pkg libcrypto libssl-dev
 # grep and sed inside sandboxes (linked statically into the agent).
 need_pkg libpcre2-8 libpcre2-dev
-# The MCP tests drive the server with the official MCP SDK client, from npm.
-need_cmd node nodejs
-need_cmd npm npm
 # The end-to-end tests are pytest files run by /usr/bin/python3 (Debian's own).
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing="$missing python3-pytest"
+# The TypeScript client's tests and the MCP tests: npm installs their pinned
+# packages (the Node 22 that @flue/runtime needs among them, and the official
+# MCP SDK client); any node runs npm itself.
+need_cmd node nodejs
+need_cmd npm npm
 # Optional extras asked for by name: `deps.sh bench` adds bubblewrap for the
 # comparison in bench/, `deps.sh fuzz` clang and its libFuzzer runtime.
 for extra in "$@"; do
