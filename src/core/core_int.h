@@ -28,6 +28,7 @@ struct sandbox {
     mux_box *mux;
     int ws_fd;
     bool persisted;               /* has a record in the store */
+    core_cap_class cap_class;
     /* under core.mu */
     unsigned refs;
     unsigned execs;
@@ -60,10 +61,16 @@ struct core {
     size_t tomb_next;
     bool ready, draining, closing;
     unsigned execs_running;
-    unsigned creating;            /* creates past the cap check, not yet registered */
-    char **creating_tenants;      /* their tenants (for the per-tenant cap), creating of them */
+    /* Creates past the cap check, not yet registered: their tenants (for
+     * the per-tenant cap) and cap classes. */
+    struct core_slot {
+        char *tenant;
+        core_cap_class cls;
+    } *creating_v;
+    unsigned creating;
     size_t creating_cap;
     unsigned teardowns;           /* background stops still running */
+    unsigned teardowns_by[CORE_CAP_CLASSES];   /* the same, by cap class */
     /* warm pool (pool.c) */
     pool_entry *pool;
     size_t pool_n;

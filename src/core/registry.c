@@ -157,6 +157,7 @@ static sandbox *sandbox_new(core *c, const store_sandbox *rec)
     s->created_at_ms = rec->created_at_ms;
     s->last_used_ns = clock_now_ns();
     s->ws_fd = -1;
+    s->cap_class = rec->cap_class == CORE_CAP_SESSION ? CORE_CAP_SESSION : CORE_CAP_SANDBOX;
     s->refs = 1;                  /* the registry's */
     return s;
 }
@@ -237,36 +238,52 @@ static unsigned tenant_count(core *c, const char *tenant)
         if (!strcmp(c->v[i]->tenant, tenant))
             n++;
     for (unsigned i = 0; i < c->creating; i++)
-        if (!strcmp(c->creating_tenants[i], tenant))
+        if (!strcmp(c->creating_v[i].tenant, tenant))
+            n++;
+    return n;
+}
+
+/* The places of a cap class taken: its sandboxes in the registry (dead ones
+ * too), its creates under way and its stops still tearing down, since each
+ * holds a cgroup, a workspace and descriptors until it is gone. Called
+ * with mu held. */
+static unsigned class_held(core *c, core_cap_class cls)
+{
+    unsigned n = c->teardowns_by[cls];
+    for (size_t i = 0; i < c->n; i++)
+        if (c->v[i]->cap_class == cls)
+            n++;
+    for (unsigned i = 0; i < c->creating; i++)
+        if (c->creating_v[i].cls == cls)
             n++;
     return n;
 }
 
 /* Takes a create slot for tenant. Called with mu held. */
-static void reserve_locked(core *c, const char *tenant)
+static void reserve_locked(core *c, const char *tenant, core_cap_class cls)
 {
     if (c->creating == c->creating_cap) {
         c->creating_cap = c->creating_cap ? c->creating_cap * 2 : 16;
-        c->creating_tenants = cella_realloc(c->creating_tenants, c->creating_cap * sizeof(char *));
+        c->creating_v = cella_realloc(c->creating_v, c->creating_cap * sizeof(*c->creating_v));
     }
-    c->creating_tenants[c->creating++] = cella_strdup(tenant);
+    c->creating_v[c->creating++] = (struct core_slot){cella_strdup(tenant), cls};
 }
 
 /* Gives a create slot back. Called with mu held. */
-static void unreserve_locked(core *c, const char *tenant)
+static void unreserve_locked(core *c, const char *tenant, core_cap_class cls)
 {
     for (unsigned i = 0; i < c->creating; i++)
-        if (!strcmp(c->creating_tenants[i], tenant)) {
-            cella_free(c->creating_tenants[i]);
-            c->creating_tenants[i] = c->creating_tenants[--c->creating];
+        if (c->creating_v[i].cls == cls && !strcmp(c->creating_v[i].tenant, tenant)) {
+            cella_free(c->creating_v[i].tenant);
+            c->creating_v[i] = c->creating_v[--c->creating];
             return;
         }
 }
 
-static void unreserve(core *c, const char *tenant)
+static void unreserve(core *c, const char *tenant, core_cap_class cls)
 {
     pthread_mutex_lock(&c->mu);
-    unreserve_locked(c, tenant);
+    unreserve_locked(c, tenant, cls);
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -276,24 +293,32 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
 int core_create(core *c, const char *tenant, const core_create_req *r, sandbox **out, core_error *e)
 {
     const cella_config *cfg = c->cfg;
+    core_cap_class cls = r->cap_class == CORE_CAP_SESSION ? CORE_CAP_SESSION : CORE_CAP_SANDBOX;
+    unsigned max = cls == CORE_CAP_SESSION ? cfg->gateway_max_sessions
+                                           : cfg->max_concurrent_sandboxes;
     /* The slot is taken under the lock, before the sandbox exists, so
      * concurrent creates cannot all pass the check. Dead sandboxes and
      * background stops count: they hold a cgroup, a workspace and
      * descriptors until they are gone. */
     pthread_mutex_lock(&c->mu);
     bool draining = c->draining;
-    unsigned held = (unsigned)c->n + c->creating + c->teardowns;
-    bool full = held >= cfg->max_concurrent_sandboxes;
+    unsigned held = class_held(c, cls);
+    bool full = held >= max;
     /* One tenant cannot take every slot when the operator says so. */
     unsigned mine = cfg->max_sandboxes_per_tenant ? tenant_count(c, tenant) : 0;
     bool tenant_full = cfg->max_sandboxes_per_tenant && mine >= cfg->max_sandboxes_per_tenant;
     if (!draining && !full && !tenant_full)
-        reserve_locked(c, tenant);
+        reserve_locked(c, tenant, cls);
     pthread_mutex_unlock(&c->mu);
     if (draining)
         return core_fail(e, S301, "the daemon is shutting down");
     if (full || tenant_full) {
-        if (full)
+        if (full && cls == CORE_CAP_SESSION) {
+            core_fail(e, S400, "resource limit exceeded: %u sessions are open, being made or "
+                               "being stopped, the most there may be (gateway_max_sessions is "
+                               "%u)", held, max);
+            e->fix_note = "reuse a session, end one, or wait for idle ones to be cleaned up";
+        } else if (full)
             core_fail(e, S400, "resource limit exceeded: %u sandboxes are live or being stopped "
                                "(max_concurrent_sandboxes)", held);
         else
@@ -305,7 +330,7 @@ int core_create(core *c, const char *tenant, const core_create_req *r, sandbox *
     bool reserved = true;
     int rc = create_checked(c, tenant, r, out, e, &reserved);
     if (reserved)
-        unreserve(c, tenant);
+        unreserve(c, tenant, cls);
     return rc;
 }
 
@@ -386,6 +411,7 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
         .idle_timeout_secs = r->has_idle ? r->idle_timeout_secs : cfg->default_idle_timeout_secs,
         .env = (char **)r->env,
         .created_at_ms = core_wall_ms(),
+        .cap_class = r->cap_class == CORE_CAP_SESSION ? CORE_CAP_SESSION : CORE_CAP_SANDBOX,
     };
     snprintf(rec.id, sizeof(rec.id), "%s", b->id.str);
     sandbox *s = sandbox_new(c, &rec);
@@ -404,7 +430,7 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
     registry_add(c, s);
     /* The reserved slot becomes the registered sandbox in one step, so the
      * cap never counts it twice. */
-    unreserve_locked(c, tenant);
+    unreserve_locked(c, tenant, s->cap_class);
     *reserved = false;
     s->refs++;                    /* the caller's */
     c->m.creates_ok++;
@@ -510,10 +536,12 @@ static void *teardown_thread(void *arg)
 {
     sandbox *s = arg;
     core *c = s->c;
+    core_cap_class cls = s->cap_class;
     teardown(c, s);
     sandbox_unref(s);
     pthread_mutex_lock(&c->mu);
     c->teardowns--;
+    c->teardowns_by[cls]--;
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -529,6 +557,7 @@ static void stop_removed(core *c, sandbox *s, bool wait, const char *why)
      * holds them. */
     pthread_mutex_lock(&c->mu);
     c->teardowns++;
+    c->teardowns_by[s->cap_class]++;
     pthread_mutex_unlock(&c->mu);
     if (!wait) {
         pthread_t th;
@@ -808,7 +837,7 @@ void core_close(core *c)
         sandbox_unref(s);
     }
     cella_free(c->v);
-    cella_free(c->creating_tenants);
+    cella_free(c->creating_v);
     store_close(c->st);
     if (c->lock_fd >= 0)
         close(c->lock_fd);

@@ -40,6 +40,12 @@ static const char *const migrations[] = {
     "  value BLOB NOT NULL,"
     "  size INTEGER NOT NULL,"
     "  used_at_ms INTEGER NOT NULL);",
+    /* 4: the cap each sandbox counts against (core_cap_class: 0 the
+     * sandboxes', 1 the gateway's sessions'). The sandboxes that serve a
+     * session are the sessions' from now on. */
+    "ALTER TABLE sandboxes ADD COLUMN cap_class INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE sandboxes SET cap_class = 1 "
+    "  WHERE id IN (SELECT sandbox_id FROM gateway_sessions);",
 };
 #define N_MIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 
@@ -144,8 +150,8 @@ int store_put(store *s, const store_sandbox *sb, cella_err *err)
     int rc = -1;
     if (sqlite3_prepare_v2(s->db,
                            "INSERT OR REPLACE INTO sandboxes (id, tenant, name, image, cpus_milli, "
-                           "memory_mb, idle_timeout_secs, env, created_at_ms) "
-                           "VALUES (?,?,?,?,?,?,?,?,?)",
+                           "memory_mb, idle_timeout_secs, env, created_at_ms, cap_class) "
+                           "VALUES (?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
         db_err(s, err, "prepare insert");
         goto out;
@@ -163,6 +169,7 @@ int store_put(store *s, const store_sandbox *sb, cella_err *err)
     sqlite3_bind_blob(st, 8, env.data ? cbuf_head(&env) : (const void *)"", (int)cbuf_avail(&env),
                       SQLITE_STATIC);
     sqlite3_bind_int64(st, 9, sb->created_at_ms);
+    sqlite3_bind_int(st, 10, sb->cap_class);
     if (sqlite3_step(st) != SQLITE_DONE) {
         db_err(s, err, "insert");
         goto out;
@@ -239,7 +246,7 @@ int store_list(store *s, store_sandbox **out, size_t *n_out, cella_err *err)
     int rc = -1, step;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, tenant, name, image, cpus_milli, memory_mb, "
-                           "idle_timeout_secs, env, created_at_ms FROM sandboxes "
+                           "idle_timeout_secs, env, created_at_ms, cap_class FROM sandboxes "
                            "ORDER BY created_at_ms, id",
                            -1, &st, NULL) != SQLITE_OK) {
         db_err(s, err, "prepare list");
@@ -262,6 +269,7 @@ int store_list(store *s, store_sandbox **out, size_t *n_out, cella_err *err)
         sb->idle_timeout_secs = (uint64_t)sqlite3_column_int64(st, 6);
         sb->env = split_env(sqlite3_column_blob(st, 7), sqlite3_column_bytes(st, 7));
         sb->created_at_ms = sqlite3_column_int64(st, 8);
+        sb->cap_class = sqlite3_column_int(st, 9);
         if (!sb->tenant)
             sb->tenant = cella_strdup("default");
         if (!sb->image)

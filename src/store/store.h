@@ -23,6 +23,7 @@ typedef struct store_sandbox {
     uint64_t idle_timeout_secs;
     char **env;                   /* NULL-terminated "K=V" */
     int64_t created_at_ms;        /* unix time */
+    int cap_class;                /* core_cap_class: the cap it counts against */
 } store_sandbox;
 
 /* Opens (creating) <dir>/cella.db. */

@@ -452,25 +452,58 @@ def test_metrics_name_each_prefix(d):
 
 
 def test_the_session_cap(tmp_path):
+    # Sessions have a cap of their own, apart from max_concurrent_sandboxes:
+    # neither takes the other's places.
     cfg = tmp_path / "cella.yaml"
-    cfg.write_text("gateway_max_sessions: 3\npool_size: 0\n")
+    cfg.write_text("gateway_max_sessions: 4\nmax_concurrent_sandboxes: 2\npool_size: 0\n")
     daemon = Daemon(config=str(cfg)).start()
     try:
-        ids = [bash(daemon, f"cap{i}", "true", token=None)["sandbox_id"] for i in range(3)]
-        st, b = daemon.post("/bash", {"command": "true", "session_id": "cap3"})
-        assert st == 429 and b["code"] == "S400" and "gateway_max_sessions" in b["error"], b
+        ids = [bash(daemon, f"cap{i}", "true", token=None)["sandbox_id"] for i in range(4)]
+        st, b = daemon.post("/bash", {"command": "true", "session_id": "cap4"})
+        assert st == 429 and b["code"] == "S400" and "gateway_max_sessions is 4" in b["error"], b
+        assert "max_concurrent_sandboxes" not in b["error"]
         assert b["exit_code"] == -1 and b["sandbox_id"] is None
+        # Other sandboxes have theirs, whole, and never take a session's.
+        natives = [daemon.create("shell") for _ in range(2)]
+        st, b = daemon.post("/v1/sandboxes", {"image": "shell"})
+        assert st == 429 and "max_concurrent_sandboxes" in b["error"]["message"], b
         # Existing sessions go on; a deleted one frees its place.
         assert bash(daemon, "cap1", "true", token=None)["sandbox_id"] == ids[1]
         st, _ = daemon.delete("/sessions/default/cap0")
         assert st == 200
-        bash(daemon, "cap3", "true", token=None)
+        bash(daemon, "cap4", "true", token=None)
         # A sandbox stopped behind the session's back frees it too.
         st, _ = daemon.delete(f"/v1/sandboxes/{ids[2]}?wait=true")
         assert st == 200
         st, b = daemon.get("/sessions")
-        assert {s["session_id"] for s in b["sessions"]} == {"cap1", "cap3"}
-        bash(daemon, "cap4", "true", token=None)
+        assert {s["session_id"] for s in b["sessions"]} == {"cap1", "cap3", "cap4"}
+        bash(daemon, "cap5", "true", token=None)
+        # Stopping a native sandbox frees a native place, not a session's.
+        st, _ = daemon.delete(f"/v1/sandboxes/{natives[0]}?wait=true")
+        assert st == 200
+        st, b = daemon.post("/bash", {"command": "true", "session_id": "cap6"})
+        assert st == 429 and "gateway_max_sessions" in b["error"], b
+        daemon.create("shell")
+    finally:
+        daemon.close()
+
+
+def test_the_session_cap_survives_a_restart(tmp_path):
+    # Which cap a sandbox counts against is kept with it.
+    cfg = tmp_path / "cella.yaml"
+    cfg.write_text("gateway_max_sessions: 2\nmax_concurrent_sandboxes: 1\npool_size: 0\n")
+    daemon = Daemon(config=str(cfg)).start()
+    try:
+        for i in range(2):
+            bash(daemon, f"r{i}", "true", token=None)
+        daemon.create("shell")
+        assert daemon.stop() == 0
+        daemon.start()
+        st, b = daemon.post("/bash", {"command": "true", "session_id": "r2"})
+        assert st == 429 and "gateway_max_sessions" in b["error"], b
+        st, b = daemon.post("/v1/sandboxes", {"image": "shell"})
+        assert st == 429 and "max_concurrent_sandboxes" in b["error"]["message"], b
+        bash(daemon, "r1", "true", token=None)
     finally:
         daemon.close()
 
