@@ -73,8 +73,10 @@ static sandbox *row_sandbox(http_ctx *c, const store_session *row)
     sandbox *s;
     core_error e;
     bool dead = false;
-    /* Any tenant's: the session's key was checked; the sandbox belongs to
-     * the token that made the session (an admin's, possibly). */
+    /* Looked up by id alone: the session's key was checked, and the table,
+     * not the sandbox's owner, decides who may use a session. (Sessions
+     * made before their sandboxes took the session's tenant may have an
+     * admin's; migration 5 moved them.) */
     if (core_get(c->core, NULL, row->sandbox_id, &s, &e) == 0) {
         sandbox_info info;
         sandbox_get_info(s, &info);
@@ -124,7 +126,10 @@ static int create(http_ctx *c, const char *tenant, const char *sid, sandbox **ou
         .cap_class = CORE_CAP_SESSION,
     };
     sandbox *s;
-    if (core_create(c->core, c->tenant, &r, &s, e) < 0)
+    /* The session's tenant owns it, whoever's token made it (an admin acts
+     * for others): its artifact URLs are then served to the session's
+     * tenant, and it counts against that tenant's own limits. */
+    if (core_create(c->core, tenant, &r, &s, e) < 0)
         return -1;
     /* Programs write their artifacts there without making it first. */
     char *args[] = {"path=/workspace/artifacts", "parents=1", NULL};

@@ -46,6 +46,11 @@ static const char *const migrations[] = {
     "ALTER TABLE sandboxes ADD COLUMN cap_class INTEGER NOT NULL DEFAULT 0;"
     "UPDATE sandboxes SET cap_class = 1 "
     "  WHERE id IN (SELECT sandbox_id FROM gateway_sessions);",
+    /* 5: a session's sandbox belongs to the session's tenant (an admin
+     * acting for another tenant used to own it). */
+    "UPDATE sandboxes SET tenant = "
+    "  (SELECT g.tenant FROM gateway_sessions g WHERE g.sandbox_id = sandboxes.id) "
+    "  WHERE id IN (SELECT sandbox_id FROM gateway_sessions);",
 };
 #define N_MIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 

@@ -378,6 +378,24 @@ def test_tenants(d):
     assert st == 404
 
 
+def test_an_admin_makes_a_session_for_another_tenant(d):
+    sid = new_sid()
+    # The session's sandbox is the session's tenant's, not the admin's.
+    b = bash(d, sid, "echo first > artifacts/a.txt", token=ADMIN, tenant_id="bob")
+    first = b["artifacts"][0]["url"]
+    b = bash(d, sid, "echo second > artifacts/b.txt", token=BOB)
+    assert [a["path"] for a in b["artifacts"]] == ["artifacts/b.txt"], b
+    st, body = d.get(b["artifacts"][0]["url"], token=BOB)
+    assert st == 200 and body == "second\n", (st, body)
+    st, body = d.get(first, token=BOB)
+    assert st == 200 and body == "first\n", (st, body)
+    st, listing = d.get("/v1/sandboxes", token=BOB)
+    assert b["sandbox_id"] in [x["sandbox_id"] for x in listing["sandboxes"]]
+    # Still nobody else's.
+    st, _ = d.get(b["artifacts"][0]["url"], token=ALICE)
+    assert st == 404
+
+
 def test_copy_is_all_or_nothing(d):
     sid = new_sid()
     for prefix in PREFIXES:
