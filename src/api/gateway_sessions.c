@@ -190,11 +190,18 @@ int gw_session_open(http_ctx *c, const char *tenant, const char *sid, sandbox **
     return rc;
 }
 
-int gw_begin(http_ctx *c, json_t *j, gw_who *w, sandbox **out, core_error *e)
+sandbox *gw_session_peek(http_ctx *c, const char *tenant, const char *sid)
 {
-    if (gw_who_decode(c, j, w, e) < 0)
-        return -1;
-    return gw_session_open(c, w->tenant, w->session_id, out, e);
+    store_session row;
+    cella_err err;
+    sandbox *s = NULL;
+    pthread_mutex_lock(&mu);
+    if (store_session_get(core_store(c->core), tenant, sid, &row, &err) == 1) {
+        s = row_sandbox(c, &row);
+        store_session_free(&row);
+    }
+    pthread_mutex_unlock(&mu);
+    return s;
 }
 
 /* ---- files in, all or nothing --------------------------------------------------------- */

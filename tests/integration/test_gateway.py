@@ -205,6 +205,44 @@ def test_artifacts_are_new_or_changed_only(d):
         "artifacts/a.md"
 
 
+def test_calls_of_a_session_take_turns(d):
+    sid = new_sid()
+    bash(d, sid, "true")
+    got = {}
+
+    def slow():
+        got["slow"] = bash(d, sid, "sleep 3; echo slow", timeout_s=60)
+
+    t = threading.Thread(target=slow)
+    t.start()
+    time.sleep(0.7)
+    # Another session, and the file routes, do not wait for it.
+    t0 = time.time()
+    bash(d, new_sid(), "true")
+    ok(d, "/write", {"path": "side.txt", "content": "x", "session_id": sid})
+    assert time.time() - t0 < 2.5
+    # A second call of the session waits for the first, so each call's
+    # artifacts are its own: the slow call never claims the second's file.
+    t0 = time.time()
+    second = execute(d, sid, "open('artifacts/second.txt', 'w').write('2')", timeout_s=60)
+    t.join(HANG_LIMIT)
+    assert time.time() - t0 > 1.5, "it did not wait for the first call"
+    assert got["slow"]["stdout"] == "slow\n" and got["slow"]["artifacts"] == [], got["slow"]
+    assert [a["path"] for a in second["artifacts"]] == ["artifacts/second.txt"], second
+
+    # The wait counts against the waiting call's timeout: it answers in time.
+    t = threading.Thread(target=lambda: bash(d, sid, "sleep 4", timeout_s=60))
+    t.start()
+    time.sleep(0.7)
+    t0 = time.time()
+    b = bash(d, sid, "echo never > artifacts/never.txt", timeout_s=1)
+    assert time.time() - t0 < 1 + 1.5
+    assert b["timed_out"] is True and b["exit_code"] == 124, b
+    assert "previous call" in b["error"] and b["stdout"] == "" and b["artifacts"] == []
+    t.join(HANG_LIMIT)
+    assert bash(d, sid, "ls artifacts")["stdout"] == "second.txt\n"
+
+
 # ---- files -------------------------------------------------------------------------------------
 
 
