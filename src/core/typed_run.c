@@ -204,6 +204,7 @@ static int collect(sandbox *s, const core_typed_req *r, bool required, int clien
         if (got == 0) {
             if (required && !strcmp(why, "missing"))
                 outputs_error(res, r->mode == TM_AUTO_IO && d->type != TT_FILE &&
+                                           typed_name_is_var(d->name) &&
                                            strcmp(d->name, "exit_code") != 0
                                        ? "declared output '%s' was not set by the code"
                                        : "declared output '%s' was not written to "

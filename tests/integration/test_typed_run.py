@@ -163,6 +163,41 @@ def test_command_mode(d):
     assert b["exit_code"] == 127 and not b["success"]
 
 
+def test_names_are_file_names(d):
+    # Flyte's own example: inputs named like the files they are.
+    b = ok(d, image="shell", command=["/bin/bash", "-c",
+                                      'cat "$0" "$1" > /var/outputs/joined.txt; grep -c def "$1"'],
+           arguments=["/var/inputs/solution.py", "/var/inputs/tests.py"],
+           inputs={"solution.py": {"type": "file", "value": {"content_b64": b64(b"def f(): pass\n")}},
+                   "tests.py": {"type": "file", "value": {"content_b64": b64(b"def test(): f()\n")}}},
+           outputs={"exit_code": "str", "joined.txt": "str"})
+    assert b["success"], b
+    assert b["outputs"] == {"exit_code": "0", "joined.txt": "def f(): pass\ndef test(): f()\n"}
+    assert b["stdout"] == "1\n"
+    # Any safe file name, quotes and spaces included; in verbatim mode
+    # '__' names are files like any other.
+    odd = "it's a \\ name"
+    b = ok(d, image="shell", lang="bash", code='cp "/var/inputs/$N" "/var/outputs/__out-1"',
+           env={"N": odd}, inputs={odd: {"type": "str", "value": "odd"}},
+           outputs={"__out-1": "str"})
+    assert b["outputs"] == {"__out-1": "odd"}, b
+    # auto-IO: identifiers are variables, other names only files.
+    b = ok(d, code=fresh() + "import pathlib\n"
+                             "rows = pathlib.Path('/var/inputs/data.csv').read_text().split()\n"
+                             "n = len(rows) * k\n"
+                             "pathlib.Path('/var/outputs/report.txt').write_text(rows[0])\n"
+                             "print(sorted(v for v in globals() if not v.startswith('__')))",
+           inputs={"data.csv": {"type": "str", "value": "a,1\nb,2\n"},
+                   "k": {"type": "int", "value": 10}},
+           outputs={"n": "int", "report.txt": "str"})
+    assert b["success"], b
+    assert b["outputs"] == {"n": 20, "report.txt": "a,1"}
+    assert b["stdout"] == "['k', 'n', 'pathlib', 'rows']\n"
+    # A non-identifier output the code did not write names its file.
+    b = ok(d, code=fresh() + "x = 1", outputs={"x-y": "int"})
+    assert b["outputs_error"] == "declared output 'x-y' was not written to /var/outputs/x-y"
+
+
 def test_exit_code_file(d):
     b = ok(d, image="shell", command=["sh", "-c", "echo out; exit 3"],
            outputs={"exit_code": "int"}, keep_sandbox=True)
@@ -282,12 +317,15 @@ def test_cache_survives_a_restart(tmp_path):
 
 def test_bad_requests(d):
     bad = [
-        dict(code="1", inputs={"1x": {"type": "int", "value": 1}}),
         dict(code="1", inputs={"a/b": {"type": "int", "value": 1}}),
         dict(code="1", inputs={"..": {"type": "int", "value": 1}}),
-        dict(code="1", inputs={"x" * 65: {"type": "int", "value": 1}}),
-        dict(code="1", outputs={"a-b": "int"}),
+        dict(code="1", inputs={".": {"type": "int", "value": 1}}),
+        dict(code="1", inputs={"x" * 256: {"type": "int", "value": 1}}),
+        dict(code="1", outputs={"a/": "int"}),
         dict(code="1", outputs={"": "int"}),
+        # auto-IO: a name like the namespace's own would replace them.
+        dict(code="1", inputs={"__builtins__": {"type": "int", "value": 1}}),
+        dict(code="1", outputs={"__x": "int"}),
         dict(code="1", inputs={"x": {"type": "complex", "value": 1}}),
         dict(code="1", inputs={"x": {"type": "int", "value": "1"}}),
         dict(code="1", inputs={"x": {"type": "int", "value": 1.5}}),
@@ -322,8 +360,10 @@ def test_bad_requests(d):
     for body in bad:
         st, b = run(d, **body)
         assert st == 400 and err_code(b) == "S001", (body, st, b)
-    st, b = run(d, code="1", inputs={"1x": {"type": "int", "value": 1}})
-    assert "input name '1x'" in b["error"]["message"]
+    st, b = run(d, code="1", inputs={"a/b": {"type": "int", "value": 1}})
+    assert "input name 'a/b'" in b["error"]["message"]
+    st, b = run(d, code="1", outputs={"__x": "int"})
+    assert "output name '__x'" in b["error"]["message"] and "auto_io" in b["error"]["message"]
     st, b = run(d, code="1", outputs={"x": "dir"})
     assert "outputs.x" in b["error"]["message"]
     st, b = run(d, code="1", inputs={"when": {"type": "datetime", "value": "yesterday"}})
