@@ -22,6 +22,19 @@
 #define TYPED_CACHE_MAX_BYTES (256ull << 20)
 #define TYPED_CACHE_MAX_ENTRIES 10000
 
+/* Flyte's script modes run under bash with `set -o pipefail` (BEHAVIOUR-NOTES
+ * §5), so a typed run's shell code does too: a failing stage of a pipeline
+ * fails it. iii's plain sandbox::run keeps the /bin/sh its spec names. The
+ * interpreter's text is part of the cache key, so the two never share
+ * entries. */
+#define TYPED_SHELL "/bin/bash"
+#define TYPED_SHELL_KEY "/bin/bash -o pipefail"
+
+static bool shell_lang(const char *lang)
+{
+    return lang && (!strcmp(lang, "shell") || !strcmp(lang, "sh") || !strcmp(lang, "bash"));
+}
+
 /* Auto-IO: the user's code and the wrapper that runs it, side by side. */
 #define AUTO_CODE_PATH "/tmp/run.py"
 #define AUTO_WRAPPER_PATH "/tmp/run_io.py"
@@ -85,7 +98,7 @@ static int run_program(sandbox *s, const core_typed_req *r, const char *interp, 
     snprintf(code_path, sizeof(code_path), "/tmp/run.%s", ext);
     cbuf wrapper;
     cbuf_init(&wrapper);
-    char *argv[8] = {0};
+    char *argv[10] = {0};
     int rc = -1;
     *step = "write";
     if (r->mode == TM_COMMAND) {
@@ -110,9 +123,12 @@ static int run_program(sandbox *s, const core_typed_req *r, const char *interp, 
             core_write_in_sandbox(s, code_path, (const uint8_t *)r->run.code, r->run.code_len,
                                   client_fd, e) < 0)
             goto out;
-        char *w[] = {"write-exec", code_path, "0644", (char *)r->run.code, (char *)interp,
-                     code_path, NULL};
-        char *plain[] = {(char *)interp, code_path, NULL};
+        bool sh = shell_lang(r->run.lang);
+        char *w[] = {"write-exec", code_path, "0644", (char *)r->run.code,
+                     sh ? TYPED_SHELL : (char *)interp, sh ? "-o" : code_path,
+                     sh ? "pipefail" : NULL, sh ? code_path : NULL, NULL};
+        char *plain[] = {sh ? TYPED_SHELL : (char *)interp, sh ? "-o" : code_path,
+                         sh ? "pipefail" : NULL, sh ? code_path : NULL, NULL};
         if (inline_code)
             memcpy(argv, w, sizeof(w));
         else
@@ -326,6 +342,8 @@ int core_typed_run(core *c, const char *tenant, const core_typed_req *r, int cli
     const char *ext = "txt", *interp = NULL;
     if (r->mode != TM_COMMAND)
         interp = core_run_interp(r->run.lang, &ext);
+    if (r->mode != TM_COMMAND && shell_lang(r->run.lang))
+        interp = TYPED_SHELL_KEY;
     uint8_t key[32];
     bool caching = r->cache != TC_DISABLE;
     if (caching)

@@ -163,6 +163,24 @@ def test_command_mode(d):
     assert b["exit_code"] == 127 and not b["success"]
 
 
+@pytest.mark.parametrize("lang", ["bash", "sh", "shell"])
+def test_shell_code_runs_under_bash_with_pipefail(d, lang):
+    # Flyte's script modes: bash, with set -o pipefail (BEHAVIOUR-NOTES §5).
+    b = ok(d, image="shell", lang=lang, code="false | true; echo $?; [[ -n $BASH_VERSION ]] && "
+                                              "echo bash; set -o | grep pipefail",
+           outputs={"exit_code": "int"}, cache="disable")
+    assert b["stdout"].split("\n")[:2] == ["1", "bash"], b
+    assert "on" in b["stdout"].split("\n")[2]
+    assert b["outputs"] == {"exit_code": 0}
+    # A failing stage fails the script's last pipeline, so the run.
+    b = ok(d, image="shell", lang=lang, code="grep nothing /var/inputs/missing | cat",
+           cache="disable")
+    assert b["exit_code"] == 2 and not b["success"], b
+    # A plain run (iii's sandbox::run) keeps /bin/sh, as its spec says.
+    b = ok(d, image="shell", lang=lang, code="false | true; echo $?")
+    assert b["stdout"] == "0\n" and "outputs" not in b
+
+
 def test_names_are_file_names(d):
     # Flyte's own example: inputs named like the files they are.
     b = ok(d, image="shell", command=["/bin/bash", "-c",
