@@ -120,6 +120,9 @@ bool pool_take(core *c, box **b, int *ws_fd);
 /* catalog.c */
 void catalog_init(core *c);
 const core_image *catalog_find(core *c, const char *name);
+/* The image, when it is in the catalog and the allowlist; else NULL and
+ * S100. */
+const core_image *catalog_check(core *c, const char *name, core_error *e);
 /* Whether an image's files are there now. */
 bool catalog_available(const core_image *im);
 /* Builds the "valid images are ..." list. */

@@ -338,12 +338,9 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
                           core_error *e, bool *reserved)
 {
     const cella_config *cfg = c->cfg;
-    const core_image *im = catalog_find(c, r->image);
-    if (!im || !im->allowed) {
-        char list[512];
-        catalog_allowed_list(c, list, sizeof(list));
-        return core_fail(e, S100, "image '%s' not in catalog; valid images are %s", r->image, list);
-    }
+    const core_image *im = catalog_check(c, r->image, e);
+    if (!im)
+        return -1;
     uint32_t cpus = r->has_cpus ? r->cpus_milli : cfg->default_cpus_milli;
     uint64_t mem = r->has_memory ? r->memory_mb : cfg->default_memory_mb;
     const cfg_image_cap *cap = find_cap(cfg, im->name);

@@ -344,6 +344,11 @@ int core_typed_run(core *c, const char *tenant, const core_typed_req *r, int cli
         interp = core_run_interp(r->run.lang, &ext);
     if (r->mode != TM_COMMAND && shell_lang(r->run.lang))
         interp = TYPED_SHELL_KEY;
+    /* The image first, as a create would check it: an answer from the
+     * cache must not outlive the operator's allowlist (an image taken out
+     * of it answers nothing, cached or not). */
+    if (!catalog_check(c, r->run.image, e))
+        return core_run_step_failed(e, "create", NULL);
     uint8_t key[32];
     bool caching = r->cache != TC_DISABLE;
     if (caching)

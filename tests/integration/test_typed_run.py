@@ -333,6 +333,31 @@ def test_cache_survives_a_restart(tmp_path):
         d.close()
 
 
+def test_cache_hits_check_the_image(tmp_path):
+    # An image taken out of the allowlist answers nothing, from the cache
+    # neither.
+    cfg = tmp_path / "cella.yaml"
+    cfg.write_text("image_allowlist: [python, shell]\npool_size: 0\n")
+    d = Daemon(config=str(cfg)).start()
+    try:
+        body = dict(image="python", code=fresh() + "r = 7", outputs={"r": "int"})
+        assert ok(d, token=None, **body)["outputs"] == {"r": 7}
+        assert ok(d, token=None, **body)["cached"] is True
+        d.stop()
+        cfg.write_text("image_allowlist: [shell]\npool_size: 0\n")
+        d.start()
+        st, b = run(d, token=None, **body)
+        assert st == 400 and err_code(b) == "S100", (st, b)
+        assert b["error"]["fix"]["context"].endswith("`create`")
+        # Allowed again, the entry is still there.
+        d.stop()
+        cfg.write_text("image_allowlist: [python]\npool_size: 0\n")
+        d.start()
+        assert ok(d, token=None, **body)["cached"] is True
+    finally:
+        d.close()
+
+
 def test_bad_requests(d):
     bad = [
         dict(code="1", inputs={"a/b": {"type": "int", "value": 1}}),
