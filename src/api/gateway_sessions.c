@@ -333,7 +333,13 @@ int gw_files_write(http_ctx *c, sandbox *s, const gw_files *f, core_error *e)
     cbuf_append(&tar, zeros, sizeof(zeros));
     char quota[48];
     snprintf(quota, sizeof(quota), "quota=%llu", (unsigned long long)core_workspace_quota(c->core));
-    char *args[] = {"path=/workspace", "atomic=1", quota, NULL};
+    /* follow=1: symlinks in the workspace are followed while they stay in
+     * it (ln -s data out; a write to out/x lands in data/x), as a user of a
+     * workspace expects; one that leads out refuses the batch (S210). The
+     * agent resolves them inside the sandbox, as its user, without ever
+     * letting the kernel follow one (agent/fs_beneath.c). The native
+     * uploads keep refusing any symlink in a path. */
+    char *args[] = {"path=/workspace", "atomic=1", "follow=1", quota, NULL};
     core_fs_req r = {.op = "tar-extract", .args = args, .has_stdin = true,
                      .stdin_data = cbuf_head(&tar), .stdin_len = cbuf_avail(&tar)};
     cbuf res;

@@ -349,6 +349,55 @@ def test_hostile_paths_are_refused(d, path):
         status=400, code="S001")
 
 
+def test_writes_follow_symlinks_inside_the_workspace(d):
+    sid = new_sid()
+    bash(d, sid, "mkdir -p real/sub && echo old > real/f.txt && ln -s real link && "
+                 "ln -s /workspace/real abs && ln -s sub real/rel && ln -s real/f.txt leaf && "
+                 "ln -s missing.txt dangling && ln -s / root && ln -s ../.. up && "
+                 "ln -s /tmp tmp && ln -s loop1 loop2 && ln -s loop2 loop1")
+    # Through a directory symlink (relative, absolute, one inside another).
+    assert ok(d, "/write", {"path": "link/a.txt", "content": "A", "session_id": sid}) == \
+        {"path": "link/a.txt", "bytes_written": 1}
+    ok(d, f"/sessions/alice/{sid}/copy", {"files": [{"path": "abs/b.txt", "content": "B"},
+                                                    {"path": "link/rel/new/d.txt",
+                                                     "content": "D"}]})
+    b = execute(d, sid, "print(open('real/c.txt').read())", files={"link/c.txt": "C"})
+    assert b["stdout"] == "C\n", b
+    # A last component that is a symlink: its target is written, the
+    # link stays; a dangling one makes its target.
+    ok(d, "/write", {"path": "leaf", "content": "new", "session_id": sid})
+    ok(d, "/write", {"path": "dangling", "content": "made", "session_id": sid})
+    out = bash(d, sid, "cat real/a.txt real/b.txt real/sub/new/d.txt real/f.txt missing.txt; "
+                       "echo; test -L link && test -L leaf && test -L dangling && echo links")
+    assert out["stdout"] == "ABDnewmade\nlinks\n", out
+    # Out of the workspace, or round in circles: refused, and nothing of
+    # the batch is written.
+    for path in ("root/etc/evil", "up/evil", "tmp/evil", "loop1/evil"):
+        b = err(d, "/write", {"path": path, "content": "x", "session_id": sid}, status=400,
+                code="S210")
+        assert "symlink" in b["error"], b
+    b = err(d, f"/sessions/alice/{sid}/copy",
+            {"files": [{"path": "link/batch.txt", "content": "x"},
+                       {"path": "tmp/evil", "content": "x"}]}, status=400, code="S210")
+    assert "outside /workspace" in b["error"], b
+    b = err(d, "/v1/sandbox/execute", {"code": "print(1)", "session_id": sid,
+                                       "files": {"up/evil": "x"}}, status=400, code="S210")
+    assert b["exit_code"] == -1
+    assert bash(d, sid, "ls real; ls /tmp; find / -xdev -name evil 2>/dev/null")["stdout"] == \
+        "a.txt\nb.txt\nc.txt\nf.txt\nrel\nsub\n", "nothing else written"
+    # The native archive upload keeps refusing any symlink in a path.
+    import io
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        ti = tarfile.TarInfo("link/native.txt")
+        ti.size = 1
+        t.addfile(ti, io.BytesIO(b"n"))
+    st, body = d.request("PUT", f"/v1/sandboxes/{out['sandbox_id']}/archive/workspace",
+                         token=ALICE, raw=buf.getvalue())
+    assert st == 400 and "symlink" in json.dumps(body), (st, body)
+
+
 def test_symlinks_stay_in_the_sandbox(d):
     sid = new_sid()
     bash(d, sid, "ln -s / root")
