@@ -45,7 +45,7 @@ static int check_name(core_error *e, const api_typed_in *x, const char *what, co
 static int bad_type(core_error *e, const char *field, const char *name)
 {
     return core_fail(e, S001, "invalid request: %s.%s must name a type: int, float, str, bool, "
-                     "datetime, timedelta or file", field, name);
+                     "datetime, timedelta, file or dir", field, name);
 }
 
 /* A JSON value of an input as the canonical text of its type. */
@@ -111,15 +111,19 @@ static int input_value(const char *name, typed_type t, json_t *v, cbuf *out, cor
             want = "a number of seconds or an ISO 8601 duration string";
         }
         break;
-    case TT_FILE: {
-        json_t *b = json_object_get(v, "content_b64");
+    case TT_FILE:
+    case TT_DIR: {
+        /* A file's bytes, or a directory as a tar archive of its contents. */
+        const char *key = t == TT_FILE ? "content_b64" : "tar_b64";
+        json_t *b = json_object_get(v, key);
         if (!json_is_object(v) || json_object_size(v) != 1 || !json_is_string(b)) {
-            want = "{\"content_b64\": \"<base64>\"}";
+            want = t == TT_FILE ? "{\"content_b64\": \"<base64>\"}"
+                                : "{\"tar_b64\": \"<base64 of a tar archive>\"}";
             break;
         }
         cella_err err;
         if (base64_decode(&tmp, json_string_value(b), json_string_length(b), &err) < 0) {
-            core_fail(e, S001, "invalid request: inputs.%s.value.content_b64: %s", name, err.msg);
+            core_fail(e, S001, "invalid request: inputs.%s.value.%s: %s", name, key, err.msg);
             goto out;
         }
         p = cbuf_head(&tmp);
@@ -338,12 +342,13 @@ json_t *api_typed_value_json(typed_type t, const uint8_t *p, size_t n)
             return json_integer(us / 1000000);
         return json_real((double)us / 1e6);
     }
-    case TT_FILE: {
+    case TT_FILE:
+    case TT_DIR: {
         cbuf b;
         cbuf_init(&b);
         base64_encode(&b, p, n);
-        json_t *o = json_pack("{s:s%}", "content_b64", b.data ? (const char *)cbuf_head(&b) : "",
-                              cbuf_avail(&b));
+        json_t *o = json_pack("{s:s%}", t == TT_FILE ? "content_b64" : "tar_b64",
+                              b.data ? (const char *)cbuf_head(&b) : "", cbuf_avail(&b));
         cbuf_free(&b);
         return o;
     }

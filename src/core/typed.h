@@ -34,7 +34,9 @@ typedef enum typed_type {
     TT_DATETIME,
     TT_TIMEDELTA,
     TT_FILE,
+    TT_DIR,                       /* a directory, carried as a tar archive of its contents */
 } typed_type;
+#define TT_LAST TT_DIR
 
 /* "int", "float", ...; NULL for a value out of range. */
 const char *typed_type_name(typed_type t);
@@ -66,7 +68,10 @@ bool typed_name_is_var(const char *s);
  *              ISO 8601 durations "P1DT2H3M4.5S" (weeks, days, hours,
  *              minutes, seconds: years and months have no fixed length)
  *              and Python's str(): "1 day, 2:03:04.500000"
- *   file       any bytes, kept */
+ *   file       any bytes, kept
+ *   dir        a tar archive (util/tar.h's format) of the directory's
+ *              contents, kept as bytes: the agent's tar-extract checks it
+ *              when it is staged, and tar-create makes it when collected */
 int typed_parse(typed_type t, const uint8_t *p, size_t n, cbuf *out, char *why, size_t why_n);
 /* The canonical texts of a double (finite) and of a timedelta in
  * microseconds; buf holds at least 40 bytes. */

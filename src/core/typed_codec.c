@@ -18,17 +18,17 @@
 static const char *const type_names[] = {
     [TT_INT] = "int",           [TT_FLOAT] = "float",         [TT_STR] = "str",
     [TT_BOOL] = "bool",         [TT_DATETIME] = "datetime",   [TT_TIMEDELTA] = "timedelta",
-    [TT_FILE] = "file",
+    [TT_FILE] = "file",         [TT_DIR] = "dir",
 };
 
 const char *typed_type_name(typed_type t)
 {
-    return t >= TT_INT && t <= TT_FILE ? type_names[t] : NULL;
+    return t >= TT_INT && t <= TT_LAST ? type_names[t] : NULL;
 }
 
 int typed_type_parse(const char *s, typed_type *out)
 {
-    for (int t = TT_INT; t <= TT_FILE; t++)
+    for (int t = TT_INT; t <= TT_LAST; t++)
         if (!strcmp(s, type_names[t])) {
             *out = (typed_type)t;
             return 0;
@@ -478,6 +478,7 @@ int typed_parse(typed_type t, const uint8_t *p, size_t n, cbuf *out, char *why, 
         cbuf_append(out, p, n);
         return 0;
     case TT_FILE:
+    case TT_DIR:
         cbuf_append(out, p, n);
         return 0;
     case TT_TIMEDELTA:
@@ -785,7 +786,7 @@ bool core_typed_success(const core_typed_result *r)
 static const char wrapper_body[] =
     "def _read(name, kind):\n"
     "    path = '/var/inputs/' + name\n"
-    "    if kind == 'file':\n"
+    "    if kind in ('file', 'dir'):\n"
     "        return path\n"
     "    with open(path, encoding='utf-8', newline='') as f:\n"
     "        text = f.read()\n"
@@ -826,7 +827,7 @@ static const char wrapper_body[] =
     "    if _e.code not in (None, 0):\n"
     "        raise\n"
     "for _n, _k, _v in _OUT:\n"
-    "    if _v and _k != 'file' and _n in _g:\n"
+    "    if _v and _k not in ('file', 'dir') and _n in _g:\n"
     "        with open('/var/outputs/' + _n, 'w', encoding='utf-8', newline='') as _f:\n"
     "            _f.write(_text(_g[_n], _k))\n";
 

@@ -61,12 +61,34 @@ static void outputs_error(core_typed_result *res, const char *fmt, ...)
     res->has_outputs_error = true;
 }
 
+/* A dir input: its archive extracted into /var/inputs/<name>/ (made) by the
+ * agent's tar-extract, the one uploads use, with all its refusals (names
+ * that climb out, symlinks in a parent path, devices...); /var/inputs is a
+ * tmpfs of its own size. No archive at all is an empty directory. */
+static int stage_dir(sandbox *s, const char *path, const typed_value *v, int client_fd,
+                     core_error *e)
+{
+    static const uint8_t end[1024];           /* an archive with no entries */
+    char *pa = cella_asprintf("path=%s", path);
+    char *args[] = {pa, "parents=1", NULL};
+    core_fs_req r = {.op = "tar-extract", .args = args, .has_stdin = true,
+                     .stdin_data = v->len ? v->data : end, .stdin_len = v->len ? v->len : sizeof(end)};
+    cbuf out;
+    cbuf_init(&out);
+    int rc = core_fs(s, &r, client_fd, &out, e);
+    cbuf_free(&out);
+    cella_free(pa);
+    return rc;
+}
+
 static int stage_inputs(sandbox *s, const core_typed_req *r, int client_fd, core_error *e)
 {
     for (size_t i = 0; i < r->n_inputs; i++) {
+        const typed_value *v = &r->inputs[i];
         char path[32 + TYPED_NAME_MAX];
-        snprintf(path, sizeof(path), "/var/inputs/%s", r->inputs[i].name);
-        if (core_write_in_sandbox(s, path, r->inputs[i].data, r->inputs[i].len, client_fd, e) < 0)
+        snprintf(path, sizeof(path), "/var/inputs/%s", v->name);
+        if (v->type == TT_DIR ? stage_dir(s, path, v, client_fd, e) < 0
+                              : core_write_in_sandbox(s, path, v->data, v->len, client_fd, e) < 0)
             return -1;
     }
     return 0;
@@ -148,16 +170,18 @@ out:
     return rc;
 }
 
-/* /var/outputs/<name> into out. 1: read; 0: absent or unreadable (why
- * says, for the caller to report); -1: e (the client left, the sandbox
- * failed). */
-static int read_output(sandbox *s, const char *name, size_t limit, int client_fd, cbuf *out,
-                       char *why, size_t why_n, core_error *e)
+/* /var/outputs/<name> into out: a file's bytes, or for a dir a tar archive
+ * of the directory's contents (the agent's tar-create: files, directories
+ * and symlinks, never followed), read no further than limit + 1 bytes. 1:
+ * read; 0: absent or unreadable (why says, for the caller to report); -1:
+ * e (the client left, the sandbox failed). */
+static int read_output(sandbox *s, const char *name, bool dir, size_t limit, int client_fd,
+                       cbuf *out, char *why, size_t why_n, core_error *e)
 {
     char *pa = cella_asprintf("path=/var/outputs/%s", name);
-    char *len = cella_asprintf("length=%zu", limit + 1);
+    char *len = dir ? NULL : cella_asprintf("length=%zu", limit + 1);
     char *args[] = {pa, len, NULL};
-    core_fs_req fr = {.op = "cat", .args = args};
+    core_fs_req fr = {.op = dir ? "tar-create" : "cat", .args = args};
     core_fs_stream *st;
     cbuf header;
     cbuf_init(&header);
@@ -176,11 +200,19 @@ static int read_output(sandbox *s, const char *name, size_t limit, int client_fd
         }
         return -1;
     }
-    for (;;) {
+    /* Past the limit the reading stops: closing kills what is still
+     * running (a tar-create of a large tree). */
+    while (cbuf_avail(out) <= limit) {
         uint8_t *p = cbuf_reserve(out, 64 << 10);
         ssize_t n = core_fs_read(st, p, 64 << 10, e);
         if (n < 0) {
             core_fs_close(st);
+            /* What the output holds stopped the reading (a tree deeper
+             * than a walk goes): the output's problem, not the run's. */
+            if (e->code >= S212 && e->code <= S217) {
+                snprintf(why, why_n, "%s", e->message);
+                return 0;
+            }
             return -1;
         }
         if (n == 0)
@@ -205,12 +237,13 @@ static int collect(sandbox *s, const core_typed_req *r, bool required, int clien
     size_t total = 0;
     for (size_t i = 0; i < r->n_outputs; i++) {
         const typed_decl *d = &r->outputs[i];
-        bool big = d->type == TT_STR || d->type == TT_FILE;
+        bool big = d->type == TT_STR || d->type == TT_FILE || d->type == TT_DIR;
         cbuf raw;
         cbuf_init(&raw);
         char why[CELLA_ERR_MAX];
-        int got = read_output(s, d->name, big ? TYPED_OUTPUT_MAX : TYPED_SCALAR_FILE_MAX,
-                              client_fd, &raw, why, sizeof(why), e);
+        int got = read_output(s, d->name, d->type == TT_DIR,
+                              big ? TYPED_OUTPUT_MAX : TYPED_SCALAR_FILE_MAX, client_fd, &raw, why,
+                              sizeof(why), e);
         if (got < 0) {
             cbuf_free(&raw);
             return -1;
@@ -220,7 +253,7 @@ static int collect(sandbox *s, const core_typed_req *r, bool required, int clien
         if (got == 0) {
             if (required && !strcmp(why, "missing"))
                 outputs_error(res, r->mode == TM_AUTO_IO && d->type != TT_FILE &&
-                                           typed_name_is_var(d->name) &&
+                                           d->type != TT_DIR && typed_name_is_var(d->name) &&
                                            strcmp(d->name, "exit_code") != 0
                                        ? "declared output '%s' was not set by the code"
                                        : "declared output '%s' was not written to "

@@ -216,6 +216,100 @@ def test_names_are_file_names(d):
     assert b["outputs_error"] == "declared output 'x-y' was not written to /var/outputs/x-y"
 
 
+def tar_of(*entries):
+    """A tar archive: (name, bytes) files, (name, None) directories,
+    (name, "->target") symlinks."""
+    import io
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in entries:
+            ti = tarfile.TarInfo(name)
+            if data is None:
+                ti.type = tarfile.DIRTYPE
+                ti.mode = 0o755
+                t.addfile(ti)
+            elif isinstance(data, str):
+                ti.type = tarfile.SYMTYPE
+                ti.linkname = data[2:]
+                t.addfile(ti)
+            else:
+                ti.size = len(data)
+                ti.mode = 0o644
+                t.addfile(ti, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def members(tar_b64):
+    import io
+    import tarfile
+    out = {}
+    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(tar_b64))) as t:
+        for m in t.getmembers():
+            name = m.name.rstrip("/")
+            if m.isdir():
+                out[name] = None
+            elif m.issym():
+                out[name] = "->" + m.linkname
+            else:
+                out[name] = t.extractfile(m).read()
+    return out
+
+
+def test_dir_inputs_and_outputs(d):
+    src = tar_of(("a.txt", b"A"), ("sub", None), ("sub/b.txt", b"B"), ("ln", "->a.txt"))
+    script = ("cd /var/inputs/src && find . | sort && mkdir -p /var/outputs/out/nested && "
+              "cp -a . /var/outputs/out/copy && cat a.txt sub/b.txt > /var/outputs/out/nested/c")
+    b = ok(d, image="shell", command=["/bin/bash", "-c", script],
+           inputs={"src": {"type": "dir", "value": {"tar_b64": b64(src)}}},
+           outputs={"out": "dir"})
+    assert b["success"], b
+    assert b["stdout"] == ".\n./a.txt\n./ln\n./sub\n./sub/b.txt\n"
+    assert members(b["outputs"]["out"]["tar_b64"]) == {
+        "copy": None, "copy/a.txt": b"A", "copy/ln": "->a.txt", "copy/sub": None,
+        "copy/sub/b.txt": b"B", "nested": None, "nested/c": b"AB"}
+    # The same run again: from the cache, the same archive.
+    again = ok(d, image="shell", command=["/bin/bash", "-c", script],
+               inputs={"src": {"type": "dir", "value": {"tar_b64": b64(src)}}},
+               outputs={"out": "dir"})
+    assert again["cached"] and again["outputs"] == b["outputs"]
+    # auto-IO: a dir input is its path, a dir output the code's to fill.
+    b = ok(d, code=fresh() + "import os, pathlib\nnames = ','.join(sorted(os.listdir(src)))\n"
+                             "pathlib.Path('/var/outputs/res').mkdir()\n"
+                             "pathlib.Path('/var/outputs/res/n').write_text(names)\nwhere = src",
+           inputs={"src": {"type": "dir", "value": {"tar_b64": b64(src)}},
+                   "empty": {"type": "dir", "value": {"tar_b64": ""}}},
+           outputs={"names": "str", "res": "dir", "where": "str"})
+    assert b["success"], b
+    assert b["outputs"]["names"] == "a.txt,ln,sub" and b["outputs"]["where"] == "/var/inputs/src"
+    assert members(b["outputs"]["res"]["tar_b64"]) == {"n": b"a.txt,ln,sub"}
+    b = ok(d, image="shell", command=["ls", "-A", "/var/inputs/empty"],
+           inputs={"empty": {"type": "dir", "value": {"tar_b64": ""}}})
+    assert b["success"] and b["stdout"] == "", b
+    # Missing, not a directory, too large: output problems.
+    b = ok(d, image="shell", command=["sh", "-c", "echo x > /var/outputs/f; mkdir -p /var/outputs/big "
+                                                  "&& head -c 9000000 /dev/zero > /var/outputs/big/z"],
+           outputs={"gone": "dir", "f": "dir", "big": "dir"})
+    assert not b["success"] and b["outputs"] == {}
+    assert "declared output 'gone' was not written to /var/outputs/gone" in b["outputs_error"]
+    assert "declared output 'f': not a directory" in b["outputs_error"], b["outputs_error"]
+    assert "declared output 'big': larger than 8388608 bytes" in b["outputs_error"]
+
+
+def test_dir_input_refusals(d):
+    # The upload's own checks: an archive that climbs out fails the stage step.
+    for bad in (tar_of(("../evil", b"x")), tar_of(("ln", "->/tmp"), ("ln/evil", b"x")),
+                b"not a tar archive at all, and longer than one block" * 20):
+        st, b = run(d, image="shell", command=["true"],
+                    inputs={"src": {"type": "dir", "value": {"tar_b64": b64(bad)}}})
+        assert st == 400 and err_code(b) == "S210", (st, b)
+        assert b["error"]["fix"]["context"].endswith("`stage`"), b
+    for bad in ({"content_b64": ""}, {"tar_b64": "***"}, "x", {"tar_b64": "", "more": 1}):
+        st, b = run(d, image="shell", command=["true"],
+                    inputs={"src": {"type": "dir", "value": bad}})
+        assert st == 400 and err_code(b) == "S001", (bad, st, b)
+
+
 def test_exit_code_file(d):
     b = ok(d, image="shell", command=["sh", "-c", "echo out; exit 3"],
            outputs={"exit_code": "int"}, keep_sandbox=True)
@@ -383,7 +477,8 @@ def test_bad_requests(d):
         dict(code="1", inputs={"x": {"type": "timedelta", "value": "soon"}}),
         dict(code="1", inputs={"x": {"type": "file", "value": {"content_b64": "***"}}}),
         dict(code="1", inputs={"x": {"type": "file", "value": "text"}}),
-        dict(code="1", outputs={"a": "dir"}),
+        dict(code="1", outputs={"a": "folder"}),
+        dict(code="1", inputs={"x": {"type": "dir", "value": {"content_b64": ""}}}),
         dict(code="1", outputs={"a": 1}),
         dict(code="1", outputs={f"o{i}": "int" for i in range(65)}),
         dict(code="1", command=["ls"]),
@@ -407,7 +502,7 @@ def test_bad_requests(d):
     assert "input name 'a/b'" in b["error"]["message"]
     st, b = run(d, code="1", outputs={"__x": "int"})
     assert "output name '__x'" in b["error"]["message"] and "auto_io" in b["error"]["message"]
-    st, b = run(d, code="1", outputs={"x": "dir"})
+    st, b = run(d, code="1", outputs={"x": "folder"})
     assert "outputs.x" in b["error"]["message"]
     st, b = run(d, code="1", inputs={"when": {"type": "datetime", "value": "yesterday"}})
     assert "inputs.when.value" in b["error"]["message"]

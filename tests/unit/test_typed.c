@@ -60,11 +60,13 @@ static void test_names_and_types(void **state)
     assert_true(typed_name_is_var("x") && typed_name_is_var("_a1") && typed_name_is_var("__x"));
     assert_false(typed_name_is_var("1x") || typed_name_is_var("a.b") || typed_name_is_var(""));
     typed_type t;
-    for (int k = TT_INT; k <= TT_FILE; k++) {
+    for (int k = TT_INT; k <= TT_LAST; k++) {
         assert_int_equal(typed_type_parse(typed_type_name((typed_type)k), &t), 0);
         assert_int_equal(t, k);
     }
-    assert_int_equal(typed_type_parse("dir", &t), -1);
+    assert_int_equal(typed_type_parse("dir", &t), 0);
+    assert_int_equal(t, TT_DIR);
+    assert_int_equal(typed_type_parse("Dir", &t), -1);
     assert_int_equal(typed_type_parse("Int", &t), -1);
     assert_null(typed_type_name((typed_type)0));
 }
@@ -483,7 +485,8 @@ static void test_decode(void **state)
         "{\"image\":\"p\",\"code\":\"1\",\"outputs\":{\"__file__\":\"str\"}}",
         "{\"image\":\"p\",\"code\":\"1\",\"inputs\":{\"x\":{\"type\":\"int\",\"value\":1.5}}}",
         "{\"image\":\"p\",\"code\":\"1\",\"inputs\":{\"x\":{\"type\":\"file\",\"value\":{}}}}",
-        "{\"image\":\"p\",\"code\":\"1\",\"outputs\":{\"x\":\"dir\"}}",
+        "{\"image\":\"p\",\"code\":\"1\",\"outputs\":{\"x\":\"folder\"}}",
+        "{\"image\":\"p\",\"code\":\"1\",\"inputs\":{\"x\":{\"type\":\"dir\",\"value\":{\"content_b64\":\"\"}}}}",
         "{\"image\":\"p\",\"code\":\"1\",\"command\":[\"ls\"]}",
         "{\"image\":\"p\",\"command\":[\"ls\"],\"auto_io\":true}",
         "{\"image\":\"p\",\"lang\":\"node\",\"code\":\"1\",\"auto_io\":true}",
@@ -510,6 +513,10 @@ static void test_value_json(void **state)
     json_decref(v);
     v = api_typed_value_json(TT_FILE, (const uint8_t *)"hi", 2);
     assert_string_equal(json_string_value(json_object_get(v, "content_b64")), "aGk=");
+    json_decref(v);
+    v = api_typed_value_json(TT_DIR, (const uint8_t *)"hi", 2);
+    assert_string_equal(json_string_value(json_object_get(v, "tar_b64")), "aGk=");
+    assert_int_equal(json_object_size(v), 1);
     json_decref(v);
     v = api_typed_value_json(TT_BOOL, (const uint8_t *)"false", 5);
     assert_true(json_is_false(v));
