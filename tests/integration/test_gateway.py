@@ -442,6 +442,62 @@ def test_sessions_list_delete_and_admin_only(d):
     assert b["sandbox_id"] != sb and "gone" in b["stdout"]
 
 
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("token", [None, "tok-nobody-0123456789abcdef"])
+def test_auth(d, prefix, token):
+    sid = new_sid()
+    calls = [("/execute", {"code": "print(1)", "session_id": sid}),
+             ("/bash", {"command": "true", "session_id": sid}),
+             ("/read", {"path": "a.txt", "session_id": sid}),
+             ("/read_binary", {"path": "a.txt", "session_id": sid}),
+             ("/write", {"path": "a.txt", "content": "x", "session_id": sid}),
+             ("/grep", {"pattern": "x", "session_id": sid}),
+             ("/glob", {"pattern": "*", "session_id": sid}),
+             (f"/sessions/alice/{sid}/copy", {"files": [{"path": "a.txt", "content": "x"}]})]
+    for route, body in calls:
+        st, b = d.post(prefix + route, body, token=token)
+        assert st == 401, (route, st, b)
+        # The gateway's shape: error a string, the S-code beside it.
+        assert isinstance(b["error"], str) and b["error"].startswith("unauthorized"), (route, b)
+        assert b["code"] == "S005" and b["type"] and "docs_url" in b, (route, b)
+        if route == "/execute":
+            # Answered before the body is read, so before anyone knows
+            # whether it is Flujo's call or the gateway's: the fields of
+            # both (Flujo's integer exit_code among them).
+            assert isinstance(b["exit_code"], int) and b["timed_out"] is False, b
+    st, b = d.get(prefix + "/sessions", token=token)
+    assert st == 401 and b["code"] == "S005" and isinstance(b["error"], str)
+    st, b = d.delete(f"{prefix}/sessions/alice/{sid}", token=token)
+    assert st == 401 and b["code"] == "S005" and isinstance(b["error"], str)
+    # Nothing was made.
+    st, b = d.get("/sessions", token=ADMIN)
+    assert sid not in [s["session_id"] for s in b["sessions"]]
+
+
+def test_write_over_the_workspace_quota(tmp_path):
+    cfg = tmp_path / "cella.yaml"
+    cfg.write_text("workspace_quota_bytes: 1M\npool_size: 0\n")
+    daemon = Daemon(config=str(cfg)).start()
+    try:
+        ok(daemon, "/write", {"path": "small.txt", "content": "x" * 1000, "session_id": "q"},
+           token=None)
+        b = err(daemon, "/write", {"path": "big.bin", "content": "x" * (2 << 20),
+                                   "session_id": "q"}, token=None, status=413, code="S400")
+        assert "quota" in b["error"], b
+        b = err(daemon, "/sessions/default/q/copy",
+                {"files": [{"path": "c1.txt", "content": "x"},
+                           {"path": "c2.bin", "content": "x" * (2 << 20)}]},
+                token=None, status=413, code="S400")
+        b = err(daemon, "/execute", {"code": "print(1)", "session_id": "q",
+                                     "files": {"f.bin": "x" * (2 << 20)}},
+                token=None, status=413, code="S400")
+        assert b["exit_code"] == -1
+        # Nothing of them was written.
+        assert bash(daemon, "q", "ls -A", token=None)["stdout"] == "artifacts\nsmall.txt\n"
+    finally:
+        daemon.close()
+
+
 def test_tenants(d):
     sid = new_sid()
     # A non-admin token cannot act for another tenant, in a body or a URL.

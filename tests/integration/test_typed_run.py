@@ -511,6 +511,52 @@ def test_bad_requests(d):
     assert err_code(b) == "S100" and b["error"]["fix"]["context"].endswith("`create`")
 
 
+def test_auth_and_tenants(d):
+    body = dict(image="shell", command=["true"], outputs={"exit_code": "int"})
+    for token in (None, "tok-nobody-0123456789abcdef"):
+        st, b = run(d, token=token, **body)
+        assert st == 401 and err_code(b) == "S005", (st, b)
+    # A kept sandbox is its tenant's: another tenant cannot see, use or stop it.
+    b = ok(d, keep_sandbox=True, **body)
+    sid = b["sandbox_id"]
+    try:
+        st, _ = d.get(f"/v1/sandboxes/{sid}", token=B)
+        assert st == 404
+        st, x = d.exec(sid, token=B, argv=["true"])
+        assert st == 404 and err_code(x) == "S002", x
+        st, x = d.post(f"/v1/sandboxes/{sid}/fs/read", {"path": "/var/outputs/exit_code"},
+                       token=B)
+        assert st == 404
+        st, _ = d.delete(f"/v1/sandboxes/{sid}", token=B)
+        assert st == 404
+        st, listing = d.get("/v1/sandboxes", token=B)
+        assert sid not in [s["sandbox_id"] for s in listing["sandboxes"]]
+        st, x = d.exec(sid, token=A, argv=["cat", "/var/outputs/exit_code"])
+        assert st == 200 and x["stdout"] == "0"
+    finally:
+        d.delete(f"/v1/sandboxes/{sid}", token=A)
+
+
+def test_step_errors(d):
+    # write: a file where the sandbox user may not write.
+    st, b = run(d, image="shell", command=["true"], files=[{"path": "/usr/evil", "content": "x"}],
+                outputs={"exit_code": "int"})
+    assert st >= 400 and err_code(b) == "S215", (st, b)
+    fix = b["error"]["fix"]
+    assert fix["context"].endswith("`write`") and fix["inner_code"] == "S215" and fix["sandbox_id"]
+    # stage: an input whose place a file made a directory.
+    st, b = run(d, image="shell", command=["true"],
+                files=[{"path": "/var/inputs/x/inside", "content": "x"}],
+                inputs={"x": {"type": "str", "value": "v"}})
+    assert st >= 400 and err_code(b) == "S212", (st, b)
+    assert b["error"]["fix"]["context"].endswith("`stage`"), b
+    # (collect fails as a step only when the sandbox or the client goes away;
+    # what the program left is an output problem, never a step error.)
+    b = ok(d, image="shell", command=["sh", "-c", "mkdir -p /var/outputs/o/$(seq -s/ 300)"],
+           outputs={"o": "dir"}, cache="disable")
+    assert not b["success"] and "declared output 'o'" in b["outputs_error"], b
+
+
 def test_plain_runs_and_iii_are_unchanged(d):
     # Without a typed field, /v1/run answers as before: no typed keys, lang required.
     b = ok(d, lang="python", code="print(1)")
