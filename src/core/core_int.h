@@ -24,6 +24,11 @@ struct sandbox {
     char **env;
     int64_t created_at_ms;        /* unix */
     int64_t last_used_ns;         /* monotonic */
+    /* Its last use as its record kept it (unix ms; 0: not known), shown
+     * until it is used again after a restart (last_used_ns then moves
+     * off start_used_ns); and the last_used_ns last written to the record. */
+    int64_t restored_used_ms;
+    int64_t start_used_ns, saved_used_ns;
     box *b;
     mux_box *mux;
     int ws_fd;

@@ -156,6 +156,10 @@ static sandbox *sandbox_new(core *c, const store_sandbox *rec)
         s->env[i] = cella_strdup(rec->env[i]);
     s->created_at_ms = rec->created_at_ms;
     s->last_used_ns = clock_now_ns();
+    /* A restart restarts the idle clock (a sandbox is never reaped for the
+     * time the daemon was down); the last use shown stays the real one. */
+    s->start_used_ns = s->saved_used_ns = s->last_used_ns;
+    s->restored_used_ms = rec->last_used_at_ms;
     s->ws_fd = -1;
     s->cap_class = rec->cap_class == CORE_CAP_SESSION ? CORE_CAP_SESSION : CORE_CAP_SANDBOX;
     s->refs = 1;                  /* the registry's */
@@ -410,6 +414,7 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
         .created_at_ms = core_wall_ms(),
         .cap_class = r->cap_class == CORE_CAP_SESSION ? CORE_CAP_SESSION : CORE_CAP_SANDBOX,
     };
+    rec.last_used_at_ms = rec.created_at_ms;
     snprintf(rec.id, sizeof(rec.id), "%s", b->id.str);
     sandbox *s = sandbox_new(c, &rec);
     /* A one-shot run's sandbox is not recorded: after a crash there is
@@ -497,6 +502,8 @@ static void info_locked(sandbox *s, sandbox_info *o, int64_t now_ns, int64_t now
     o->idle_timeout_secs = s->idle_timeout_secs;
     o->created_at_ms = s->created_at_ms;
     o->last_used_at_ms = now_wall - (now_ns - s->last_used_ns) / 1000000;
+    if (s->restored_used_ms && s->last_used_ns == s->start_used_ns)
+        o->last_used_at_ms = s->restored_used_ms;
     o->age_secs = now_wall > s->created_at_ms ? (uint64_t)(now_wall - s->created_at_ms) / 1000 : 0;
     o->execs_in_flight = s->execs;
     unsigned cap = s->c->cfg->max_execs_per_sandbox;
@@ -630,6 +637,37 @@ static void reap_once(core *c)
         stop_removed(c, victims[i], true, "idle");
 }
 
+/* Writes to the records when each sandbox used since the last pass was
+ * last used, so that a listing after a restart still says. The database
+ * is written outside the lock; a sandbox stopped meanwhile has no record
+ * left to update, which is no error. */
+static void persist_use(core *c)
+{
+    typedef struct used {
+        char id[40];
+        int64_t ms;
+    } used;
+    int64_t now = clock_now_ns(), wall = core_wall_ms();
+    pthread_mutex_lock(&c->mu);
+    used *v = cella_calloc(c->n + 1, sizeof(*v));
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        sandbox *s = c->v[i];
+        if (!s->persisted || s->last_used_ns == s->saved_used_ns)
+            continue;
+        snprintf(v[n].id, sizeof(v[n].id), "%s", s->id.str);
+        v[n++].ms = wall - (now - s->last_used_ns) / 1000000;
+        s->saved_used_ns = s->last_used_ns;
+    }
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < n; i++) {
+        cella_err err;
+        if (store_touch(c->st, v[i].id, v[i].ms, &err) < 0)
+            log_warn("sandbox %s: record its last use: %s", v[i].id, err.msg);
+    }
+    cella_free(v);
+}
+
 static void *reaper_main(void *arg)
 {
     core *c = arg;
@@ -645,6 +683,7 @@ static void *reaper_main(void *arg)
             break;
         pthread_mutex_unlock(&c->mu);
         reap_once(c);
+        persist_use(c);
         pthread_mutex_lock(&c->mu);
     }
     pthread_mutex_unlock(&c->mu);
@@ -820,8 +859,10 @@ void core_close(core *c)
     while (c->teardowns > 0)
         pthread_cond_wait(&c->cv, &c->mu);
     pthread_mutex_unlock(&c->mu);
-    /* The rest keep their records and workspaces for the next start; only
-     * their processes end. */
+    /* The rest keep their records (their last use written now) and
+     * workspaces for the next start; only their processes end. */
+    if (c->st)
+        persist_use(c);
     for (size_t i = 0; i < c->n; i++) {
         sandbox *s = c->v[i];
         mux_detach(s->mux);

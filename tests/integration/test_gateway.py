@@ -669,18 +669,35 @@ def test_the_session_cap_survives_a_restart(tmp_path):
         daemon.close()
 
 
+def iso_secs(t):
+    from datetime import datetime
+    return datetime.strptime(t, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+
+
 def test_a_restart_keeps_sessions(tmp_path):
     daemon = Daemon(tokens=tokens_file(tmp_path)).start()
     try:
         b = execute(daemon, "keep", "open('kept.txt', 'w').write('still here')")
         sb = b["sandbox_id"]
+        st, before = daemon.get("/sessions", token=ADMIN)
+        time.sleep(1.5)
         assert daemon.stop() == 0
+        restarted = time.time()
         daemon.start()
+        # The last use survives the restart (the idle clock starts again).
+        st, after = daemon.get("/sessions", token=ADMIN)
+        used = after["sessions"][0]["last_used_at"]
+        assert abs(iso_secs(used) - iso_secs(before["sessions"][0]["last_used_at"])) < 0.1, \
+            (before, after)
+        assert iso_secs(used) < restarted - 1
+        st, info = daemon.get(f"/v1/sandboxes/{sb}", token=ALICE)
+        assert info["last_used_at"] == used
         b = bash(daemon, "keep", "cat kept.txt")
         assert b["sandbox_id"] == sb and b["stdout"] == "still here"
         st, b = daemon.get("/sessions", token=ADMIN)
         assert [(s["tenant_id"], s["session_id"], s["sandbox_id"]) for s in b["sessions"]] == \
             [("alice", "keep", sb)]
+        assert iso_secs(b["sessions"][0]["last_used_at"]) >= restarted - 0.5
     finally:
         daemon.close()
 
