@@ -283,7 +283,7 @@ static void fuzz_flujo(const uint8_t *d, size_t n)
 
 static void fuzz_typed_values(const uint8_t *d, size_t n)
 {
-    for (int t = TT_INT; t <= TT_FILE; t++) {
+    for (int t = TT_INT; t <= TT_LAST; t++) {
         cbuf a, b;
         cbuf_init(&a);
         cbuf_init(&b);

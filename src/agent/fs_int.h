@@ -17,6 +17,7 @@
 #define CELLA_AGENT_FS_INT_H
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -88,6 +89,21 @@ int fs_op_glob(const fs_args *a, jsonw *w);
 int fs_op_tar_create(const fs_args *a, jsonw *w);
 /* fs_tar_extract.c: reads the archive from stdin. */
 int fs_op_tar_extract(const fs_args *a, jsonw *w);
+
+/* fs_beneath.c: a path resolved beneath the directory root (whose absolute
+ * path is root_abs), symlinks followed while they stay beneath it, without
+ * openat2 (the file says why that is safe). All but the last component
+ * must be directories (made, 0755, when create; made(ctx, rel) hears of
+ * each); a last component that is a symlink is followed too. -1 with
+ * errno: EXDEV when the path leads out, ELOOP past 40 symlinks, ENOTDIR,
+ * ENOENT, ENAMETOOLONG. */
+typedef struct fs_beneath {
+    int dir;                      /* O_PATH: the directory the leaf is in (the caller's to close) */
+    char parent[PATH_MAX];        /* that directory relative to the root, no symlink in it */
+    char leaf[NAME_MAX + 1];      /* no symlink (unless swapped in since); "." for dir itself */
+} fs_beneath;
+int fs_resolve_beneath(int root, const char *root_abs, const char *rel, bool create,
+                       void (*made)(void *ctx, const char *rel), void *ctx, fs_beneath *out);
 
 /* fs_write.c: path's parent directory into buf ("." or "/" at the top). */
 void fs_parent_of(const char *path, char *buf, size_t n);

@@ -2,7 +2,7 @@
  * (the format is util/tar.c's; fs_int.h has the protocol; tar-create is
  * fs_tar_create.c's).
  *
- * tar-extract {path, parents=0, quota=0, atomic=0} <- stdin (a plain tar)
+ * tar-extract {path, parents=0, quota=0, atomic=0, follow=0} <- stdin (a plain tar)
  *   -> {"path":ABS,"entries":N,"bytes":TOTAL}
  *
  * Every entry lands beneath the target directory, whatever the archive or
@@ -37,7 +37,17 @@
  * Any failure before that point removes the temporaries and the
  * directories the extract made, so nothing the caller can see changed.
  * (A process in the sandbox that turns a target into a directory between
- * the check and its rename fails that rename, after the earlier ones.) */
+ * the check and its rename fails that rename, after the earlier ones.)
+ *
+ * follow=1 (the gateway's writes; only with atomic=1, so the archive itself
+ * makes no symlink) follows the symlinks already in the target directory,
+ * in parents and in the last component alike, as long as they stay beneath
+ * it (fs_beneath.c): a file written to out/x where out -> data lands in
+ * data/x, one written to link where link -> data/f replaces data/f. A
+ * symlink that leads out (an absolute one to another place, or ".." past
+ * the top) refuses the entry, and the whole archive with it. Without it
+ * (uploads, Flujo's files) a symlink in a parent path is refused even when
+ * it stays inside, and a last component that is a symlink is replaced. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -79,11 +89,15 @@ typedef struct tar_x {
     dir_meta *dirs;
     size_t ndirs, capdirs;
     bool atomic;
+    bool follow;
+    char *root_abs;               /* follow: the target's absolute path */
     pending_file *pend;
     size_t npend, cappend;
     char **made;                  /* atomic: directories made, in order, to undo */
     size_t nmade, capmade;
     char name[PATH_MAX];          /* e.name, cleaned */
+    char canon[PATH_MAX + NAME_MAX + 2];  /* where it lands: name, or with follow its symlinks resolved */
+    char leaf[NAME_MAX + 1];      /* follow: its last component, resolved */
     char link[PATH_MAX];          /* e.linkname, cleaned (hard links) */
     char parent[PATH_MAX];
     uint8_t buf[TAR_CHUNK];
@@ -226,8 +240,31 @@ static int walk_dirs(tar_x *x, const char *rel, bool create, int final)
 /* The directory rel beneath the target, opened with final (O_PATH for a
  * parent). -1 with errno: EXDEV when the path leads out, ELOOP for a
  * symlink the fallback refuses, ENOTDIR for a file in the way. */
+static void made_cb(void *ctx, const char *rel)
+{
+    made_dir(ctx, rel);
+}
+
 static int open_dir(tar_x *x, const char *rel, bool create, int final)
 {
+    if (x->follow) {
+        fs_beneath b;
+        if (fs_resolve_beneath(x->root, x->root_abs, rel, create, made_cb, x, &b) < 0)
+            return -1;
+        int fd = openat(b.dir, b.leaf, final | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT && create) {
+            if (mkdirat(b.dir, b.leaf, 0755) == 0) {
+                char full[PATH_MAX + NAME_MAX + 2];
+                snprintf(full, sizeof(full), "%s%s%s", b.parent, b.parent[0] ? "/" : "", b.leaf);
+                made_dir(x, full);
+            }
+            fd = openat(b.dir, b.leaf, final | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        int e = errno;
+        close(b.dir);
+        errno = e;
+        return fd;
+    }
     if (!x->no_openat2) {
         int fd = beneath(x->root, rel, final | O_DIRECTORY);
         if (fd >= 0 || (errno == ENOENT && !create))
@@ -240,8 +277,13 @@ static int open_dir(tar_x *x, const char *rel, bool create, int final)
     return walk_dirs(x, rel, create, final);
 }
 
-static int path_fail(int e, const char *name)
+static int path_fail(const tar_x *x, int e, const char *name)
 {
+    if (x->follow && e == EXDEV)
+        return fs_fail(BUILTIN_USAGE, "unsafe path: %s (a symlink in it leads outside %s)", name,
+                       x->root_abs);
+    if (x->follow && e == ELOOP)
+        return fs_fail(BUILTIN_USAGE, "unsafe path: %s (more than 40 symlinks in it)", name);
     switch (e) {
     case EXDEV:
         return fs_fail(BUILTIN_USAGE, "unsafe entry name: %s (its path leads outside the "
@@ -374,13 +416,13 @@ static int x_dir(tar_x *x, int dir, const char *leaf)
         if (leaf_type(dir, leaf) != S_IFDIR)
             return fs_fail(BUILTIN_WRONG_TYPE, "not a directory: %s (it exists)", x->name);
     } else {
-        made_dir(x, x->name);
+        made_dir(x, x->canon);
     }
     if (x->ndirs == x->capdirs) {
         x->capdirs = x->capdirs ? x->capdirs * 2 : 64;
         x->dirs = cella_realloc(x->dirs, x->capdirs * sizeof(dir_meta));
     }
-    x->dirs[x->ndirs++] = (dir_meta){cella_strdup(x->name), x->e.mode & 01777, x->e.mtime};
+    x->dirs[x->ndirs++] = (dir_meta){cella_strdup(x->canon), x->e.mode & 01777, x->e.mtime};
     return BUILTIN_OK;
 }
 
@@ -491,10 +533,29 @@ static int x_entry(tar_x *x)
     if (x->atomic && type != '0' && type != '7' && type != '5')
         return fs_fail(BUILTIN_UNSUPPORTED, "an atomic extract takes regular files and "
                        "directories only: %s", e->name);
-    const char *leaf = split_leaf(x->name, x->parent, sizeof(x->parent));
-    int dir = open_dir(x, x->parent, true, O_PATH);
-    if (dir < 0)
-        return path_fail(errno, e->name);
+    const char *leaf;
+    int dir;
+    if (x->follow) {
+        /* The whole name: its last component may be a symlink to follow. */
+        fs_beneath b;
+        if (fs_resolve_beneath(x->root, x->root_abs, x->name, true, made_cb, x, &b) < 0)
+            return path_fail(x, errno, e->name);
+        dir = b.dir;
+        snprintf(x->parent, sizeof(x->parent), "%s", b.parent);
+        snprintf(x->leaf, sizeof(x->leaf), "%s", b.leaf);
+        leaf = x->leaf;
+        if (!strcmp(leaf, "."))
+            snprintf(x->canon, sizeof(x->canon), "%s", b.parent);
+        else
+            snprintf(x->canon, sizeof(x->canon), "%s%s%s", b.parent, b.parent[0] ? "/" : "",
+                     leaf);
+    } else {
+        leaf = split_leaf(x->name, x->parent, sizeof(x->parent));
+        snprintf(x->canon, sizeof(x->canon), "%s", x->name);
+        dir = open_dir(x, x->parent, true, O_PATH);
+        if (dir < 0)
+            return path_fail(x, errno, e->name);
+    }
     int rc;
     switch (type) {
     case '5':
@@ -542,7 +603,7 @@ static int commit(tar_x *x)
             pending_file *pf = &x->pend[i];
             int dir = open_dir(x, pf->parent, false, O_PATH);
             if (dir < 0)
-                return path_fail(errno, pf->name);
+                return path_fail(x, errno, pf->name);
             int rc = BUILTIN_OK;
             if (pass == 0 && leaf_type(dir, pf->leaf) == S_IFDIR)
                 rc = fs_fail(BUILTIN_WRONG_TYPE, "is a directory: %s", pf->name);
@@ -596,14 +657,37 @@ static void free_atomic(tar_x *x)
     cella_free(x->made);
 }
 
+/* The target's absolute path, symlinks resolved, as an absolute symlink
+ * beneath it would spell it: the kernel's name for the descriptor (from
+ * /proc, which every sandbox has), else path made absolute. */
+static char *root_path(int root, const char *path)
+{
+    char proc[64], buf[PATH_MAX];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", root);
+    ssize_t n = readlink(proc, buf, sizeof(buf) - 1);
+    if (n > 0 && buf[0] == '/') {
+        buf[n] = '\0';
+        return cella_strdup(buf);
+    }
+    char *abs = fs_abs(path);
+    size_t l = strlen(abs);
+    while (l > 1 && abs[l - 1] == '/')
+        abs[--l] = '\0';
+    return abs;
+}
+
 int fs_op_tar_extract(const fs_args *a, jsonw *w)
 {
     const char *path;
-    bool parents, atomic;
+    bool parents, atomic, follow;
     uint64_t quota;
     if (fs_arg_path(a, "path", &path) < 0 || fs_arg_bool(a, "parents", false, &parents) < 0 ||
-        fs_arg_u64(a, "quota", 0, &quota) < 0 || fs_arg_bool(a, "atomic", false, &atomic) < 0)
+        fs_arg_u64(a, "quota", 0, &quota) < 0 || fs_arg_bool(a, "atomic", false, &atomic) < 0 ||
+        fs_arg_bool(a, "follow", false, &follow) < 0)
         return BUILTIN_USAGE;
+    /* An archive that may make symlinks is never extracted through them. */
+    if (follow && !atomic)
+        return fs_fail(BUILTIN_USAGE, "follow=1 goes with atomic=1 only");
     int root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0 && errno == ENOENT && parents) {
         cella_err err;
@@ -616,6 +700,9 @@ int fs_op_tar_extract(const fs_args *a, jsonw *w)
     tar_x *x = cella_calloc(1, sizeof(*x));
     x->root = root;
     x->atomic = atomic;
+    x->follow = follow;
+    if (follow)
+        x->root_abs = root_path(root, path);
     x->allow = UINT64_MAX;
     if (quota) {
         uint64_t used = fs_workspace_usage();
@@ -658,6 +745,7 @@ int fs_op_tar_extract(const fs_args *a, jsonw *w)
         cella_free(abs);
     }
     close(root);
+    cella_free(x->root_abs);
     cella_free(x);
     return rc;
 }

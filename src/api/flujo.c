@@ -55,6 +55,15 @@ static json_t *flujo_error(const core_error *e, int *status)
     *status = core_http_status(e);
     json_t *o = flujo_body();
     set_error(o, "", e->message);
+    /* And the S-code beside it (code, type, docs_url, ...; keys Flujo's
+     * client ignores): the gateway's clients share this route (a
+     * session_id makes a call theirs), and a failure answered before the
+     * body is read (no or an unknown token, a body too large) cannot know
+     * whose call it was, so it carries what both read. */
+    json_t *full = http_error_object(e);
+    json_object_del(full, "message");
+    json_object_update_missing(o, full);
+    json_decref(full);
     return o;
 }
 

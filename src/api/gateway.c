@@ -16,6 +16,7 @@
 #include "api/jsonin.h"
 #include "api/native.h"
 #include "util/alloc.h"
+#include "util/fdio.h"
 
 /* ---- errors --------------------------------------------------------------------- */
 
@@ -360,6 +361,62 @@ static void run_and_reply(http_ctx *c, sandbox *s, const core_exec_req *r)
     arts_free(&after);
 }
 
+/* A call that waited its whole timeout for the session's previous call:
+ * timed out, like a program that ran too long, but nothing of it ran. */
+static void busy_reply(http_ctx *c, const gw_who *w, int64_t t0_ns)
+{
+    sandbox *s = gw_session_peek(c, w->tenant, w->session_id);
+    json_t *o = json_object();
+    json_object_set_new(o, "stdout", json_string(""));
+    json_object_set_new(o, "stderr", json_string(""));
+    json_object_set_new(o, "exit_code", json_integer(124));
+    json_object_set_new(o, "timed_out", json_true());
+    json_object_set_new(o, "error", json_string("Execution timed out waiting for the session's "
+                                                "previous call to finish; nothing ran"));
+    json_object_set_new(o, "sandbox_id", s ? json_string(sandbox_id(s)) : json_null());
+    json_object_set_new(o, "artifacts", json_array());
+    json_object_set_new(o, "duration_ms",
+                        json_integer((json_int_t)((clock_now_ns() - t0_ns) / 1000000)));
+    json_object_set_new(o, "truncated", json_false());
+    http_reply_json(c, 200, o);
+    sandbox_unref(s);
+}
+
+/* A call of /execute or /bash, decoded: its turn in the session (one call
+ * at a time, gateway_turn.c), then the session, the files, the run and the
+ * reply. The wait counts against the call's timeout, so the answer comes
+ * within it whether the call waited or not. */
+static void call(http_ctx *c, json_t *j, core_exec_req *r, const gw_files *files)
+{
+    core_error e;
+    gw_who w;
+    sandbox *s = NULL;
+    if (gw_who_decode(c, j, &w, &e) < 0) {
+        exec_error(c, &e, NULL);
+        return;
+    }
+    const cella_config *cfg = c->cfg;
+    uint64_t budget = r->has_timeout ? r->timeout_ms : cfg->default_exec_timeout_ms;
+    if (budget > cfg->max_exec_timeout_ms)
+        budget = cfg->max_exec_timeout_ms;
+    int64_t t0 = clock_now_ns();
+    if (gw_turn_take(c, w.tenant, w.session_id, t0 + (int64_t)budget * 1000000) < 0) {
+        busy_reply(c, &w, t0);
+        return;
+    }
+    if (gw_session_open(c, w.tenant, w.session_id, &s, &e) < 0 ||
+        gw_files_write(c, s, files, &e) < 0) {
+        exec_error(c, &e, s);
+    } else {
+        uint64_t spent = (uint64_t)((clock_now_ns() - t0) / 1000000);
+        r->has_timeout = true;
+        r->timeout_ms = spent < budget ? budget - spent : 1;
+        run_and_reply(c, s, r);
+    }
+    gw_turn_give(w.tenant, w.session_id);
+    sandbox_unref(s);
+}
+
 /* The languages /execute runs. Code goes to python and node on stdin
  * ("-"), so the program runs in /workspace as if it were a file there
  * (imports of the workspace's modules work) and nothing is left behind;
@@ -388,9 +445,7 @@ static int find_lang(const char *name, core_error *e)
 void api_gateway_execute(http_ctx *c, json_t *j)
 {
     core_error e;
-    gw_who w;
     gw_files files = {0};
-    sandbox *s = NULL;
     char **args = NULL, **env = NULL, **argv = NULL;
     const char *code = NULL, *language = "python";
     core_exec_req r = {0};
@@ -429,15 +484,11 @@ void api_gateway_execute(http_ctx *c, json_t *j)
         argv[k++] = args[i];
     r.argv = argv;
     r.env = env;
-    if (gw_begin(c, j, &w, &s, &e) < 0 || gw_files_write(c, s, &files, &e) < 0)
-        goto error;
-    run_and_reply(c, s, &r);
+    call(c, j, &r, &files);
     goto out;
 error:
-    exec_error(c, &e, s);
+    exec_error(c, &e, NULL);
 out:
-    if (s)
-        sandbox_unref(s);
     gw_files_free(&files);
     cella_free(argv);
     cella_strv_free(args);
@@ -448,8 +499,6 @@ static void h_bash(http_ctx *c)
 {
     core_error e;
     json_t *j = NULL;
-    gw_who w;
-    sandbox *s = NULL;
     const char *command = NULL;
     char cwd[GW_PATH_MAX];
     int got;
@@ -472,19 +521,17 @@ static void h_bash(http_ctx *c)
         core_fail(&e, S001, "invalid request: command is empty");
         goto error;
     }
-    if (decode_timeout(j, &r, &e) < 0 || gw_path(j, "cwd", ".", true, cwd, NULL, &e) < 0 ||
-        gw_begin(c, j, &w, &s, &e) < 0)
+    if (decode_timeout(j, &r, &e) < 0 || gw_path(j, "cwd", ".", true, cwd, NULL, &e) < 0)
         goto error;
     char *argv[] = {"/bin/bash", "-c", (char *)command, NULL};
     r.argv = argv;
     r.workdir = cwd;
-    run_and_reply(c, s, &r);
+    gw_files none = {0};
+    call(c, j, &r, &none);
     goto out;
 error:
-    exec_error(c, &e, s);
+    exec_error(c, &e, NULL);
 out:
-    if (s)
-        sandbox_unref(s);
     json_decref(j);
 }
 

@@ -1,7 +1,8 @@
 /* The gateway dialect's internals, shared by its files: gateway.c (the
  * routes, errors, request fields, /execute and /bash with their
- * artifacts), gateway_files.c (/read, /read_binary, /write, /grep, /glob)
- * and gateway_sessions.c (sessions: open, list, delete, copy). */
+ * artifacts), gateway_files.c (/read, /read_binary, /write, /grep, /glob),
+ * gateway_sessions.c (sessions: open, list, delete, copy) and
+ * gateway_turn.c (one /execute or /bash at a time in a session). */
 #ifndef CELLA_API_GATEWAY_INT_H
 #define CELLA_API_GATEWAY_INT_H
 
@@ -76,8 +77,8 @@ char *gw_file_url(sandbox *s, const char *abs);
  * holds a reference. */
 int gw_session_open(http_ctx *c, const char *tenant, const char *session_id, sandbox **out,
                     core_error *e);
-/* gw_who_decode, then gw_session_open. */
-int gw_begin(http_ctx *c, json_t *j, gw_who *w, sandbox **out, core_error *e);
+/* The session's live sandbox (a reference), or NULL: none is made. */
+sandbox *gw_session_peek(http_ctx *c, const char *tenant, const char *session_id);
 
 /* Files written into a session's /workspace, all or none: checked, then
  * packed in one archive that the agent extracts atomically. */
@@ -95,6 +96,14 @@ int gw_files_decode(json_t *j, const char *key, gw_files *f, core_error *e);
 void gw_files_free(gw_files *f);
 /* Writes them (parents created) in one atomic extract. */
 int gw_files_write(http_ctx *c, sandbox *s, const gw_files *f, core_error *e);
+
+/* ---- one call at a time (gateway_turn.c) ------------------------------------------ */
+
+/* Waits until no other /execute or /bash of the session runs, and takes
+ * the turn. -1 when deadline_ns (monotonic) passes first, or the client
+ * hangs up. */
+int gw_turn_take(http_ctx *c, const char *tenant, const char *session_id, int64_t deadline_ns);
+void gw_turn_give(const char *tenant, const char *session_id);
 
 /* ---- handlers ------------------------------------------------------------------ */
 

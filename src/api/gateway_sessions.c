@@ -20,9 +20,9 @@
 #include "util/text.h"
 
 /* Sessions being made right now: a second request for one waits for the
- * first rather than making a second sandbox, and they count against the
- * cap. Only the look-up and the bookkeeping hold the lock, never a
- * sandbox's creation, so one slow start holds up no other session. */
+ * first rather than making a second sandbox. Only the look-up and the
+ * bookkeeping hold the lock, never a sandbox's creation, so one slow start
+ * holds up no other session. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t opened = PTHREAD_COND_INITIALIZER;
 typedef struct opening {
@@ -73,8 +73,10 @@ static sandbox *row_sandbox(http_ctx *c, const store_session *row)
     sandbox *s;
     core_error e;
     bool dead = false;
-    /* Any tenant's: the session's key was checked; the sandbox belongs to
-     * the token that made the session (an admin's, possibly). */
+    /* Looked up by id alone: the session's key was checked, and the table,
+     * not the sandbox's owner, decides who may use a session. (Sessions
+     * made before their sandboxes took the session's tenant may have an
+     * admin's; migration 5 moved them.) */
     if (core_get(c->core, NULL, row->sandbox_id, &s, &e) == 0) {
         sandbox_info info;
         sandbox_get_info(s, &info);
@@ -93,27 +95,6 @@ static sandbox *row_sandbox(http_ctx *c, const store_session *row)
     return NULL;
 }
 
-/* Sessions whose sandboxes live (stale rows are removed on the way).
- * Called with mu held. */
-static int count_live(http_ctx *c, size_t *live, core_error *e)
-{
-    store_session *v;
-    size_t n;
-    cella_err err;
-    if (store_session_list(core_store(c->core), &v, &n, &err) < 0)
-        return core_fail_err(e, S302, &err, "internal error: sessions");
-    *live = 0;
-    for (size_t i = 0; i < n; i++) {
-        sandbox *s = row_sandbox(c, &v[i]);
-        if (s)
-            ++*live;
-        sandbox_unref(s);
-        store_session_free(&v[i]);
-    }
-    cella_free(v);
-    return 0;
-}
-
 static int64_t wall_ms(void)
 {
     struct timespec ts;
@@ -123,9 +104,9 @@ static int64_t wall_ms(void)
 
 /* A new session's sandbox: the dialect's defaults (the worker image, no
  * network, gateway_memory_mb, gateway_idle_timeout_secs (at most
- * max_idle_timeout_secs); the user is the
- * sandbox's non-root one, as always), /workspace/artifacts made, the row
- * written. */
+ * max_idle_timeout_secs); the user is the sandbox's non-root one, as
+ * always), counted against gateway_max_sessions rather than
+ * max_concurrent_sandboxes; /workspace/artifacts made, the row written. */
 static int create(http_ctx *c, const char *tenant, const char *sid, sandbox **out, core_error *e)
 {
     const cella_config *cfg = c->cfg;
@@ -142,9 +123,13 @@ static int create(http_ctx *c, const char *tenant, const char *sid, sandbox **ou
         .has_idle = true,
         .idle_timeout_secs = idle,
         .name = name,
+        .cap_class = CORE_CAP_SESSION,
     };
     sandbox *s;
-    if (core_create(c->core, c->tenant, &r, &s, e) < 0)
+    /* The session's tenant owns it, whoever's token made it (an admin acts
+     * for others): its artifact URLs are then served to the session's
+     * tenant, and it counts against that tenant's own limits. */
+    if (core_create(c->core, tenant, &r, &s, e) < 0)
         return -1;
     /* Programs write their artifacts there without making it first. */
     char *args[] = {"path=/workspace/artifacts", "parents=1", NULL};
@@ -175,7 +160,6 @@ int gw_session_open(http_ctx *c, const char *tenant, const char *sid, sandbox **
 {
     store_session row;
     cella_err err;
-    size_t live = 0;
     pthread_mutex_lock(&mu);
     while (is_opening(tenant, sid))
         pthread_cond_wait(&opened, &mu);
@@ -193,20 +177,9 @@ int gw_session_open(http_ctx *c, const char *tenant, const char *sid, sandbox **
             return 0;
         }
     }
-    if (count_live(c, &live, e) < 0) {
-        pthread_mutex_unlock(&mu);
-        return -1;
-    }
-    unsigned max = c->cfg->gateway_max_sessions;
-    if (live + n_openings >= max) {
-        pthread_mutex_unlock(&mu);
-        core_fail(e, S400, "resource limit exceeded: %zu sessions are open, the most there may "
-                  "be (gateway_max_sessions is %u)", live + n_openings, max);
-        e->http_status = 429;
-        e->fix_note = "reuse a session, delete one (DELETE /sessions/{tenant_id}/{session_id}), "
-                      "or wait for idle ones to be cleaned up";
-        return -1;
-    }
+    /* The cap (gateway_max_sessions) is core's: the place is taken under
+     * the registry's lock, as every create's, and held by the sandbox
+     * until it is gone. */
     opening_add(tenant, sid);
     pthread_mutex_unlock(&mu);
     int rc = create(c, tenant, sid, out, e);
@@ -217,11 +190,18 @@ int gw_session_open(http_ctx *c, const char *tenant, const char *sid, sandbox **
     return rc;
 }
 
-int gw_begin(http_ctx *c, json_t *j, gw_who *w, sandbox **out, core_error *e)
+sandbox *gw_session_peek(http_ctx *c, const char *tenant, const char *sid)
 {
-    if (gw_who_decode(c, j, w, e) < 0)
-        return -1;
-    return gw_session_open(c, w->tenant, w->session_id, out, e);
+    store_session row;
+    cella_err err;
+    sandbox *s = NULL;
+    pthread_mutex_lock(&mu);
+    if (store_session_get(core_store(c->core), tenant, sid, &row, &err) == 1) {
+        s = row_sandbox(c, &row);
+        store_session_free(&row);
+    }
+    pthread_mutex_unlock(&mu);
+    return s;
 }
 
 /* ---- files in, all or nothing --------------------------------------------------------- */
@@ -353,7 +333,13 @@ int gw_files_write(http_ctx *c, sandbox *s, const gw_files *f, core_error *e)
     cbuf_append(&tar, zeros, sizeof(zeros));
     char quota[48];
     snprintf(quota, sizeof(quota), "quota=%llu", (unsigned long long)core_workspace_quota(c->core));
-    char *args[] = {"path=/workspace", "atomic=1", quota, NULL};
+    /* follow=1: symlinks in the workspace are followed while they stay in
+     * it (ln -s data out; a write to out/x lands in data/x), as a user of a
+     * workspace expects; one that leads out refuses the batch (S210). The
+     * agent resolves them inside the sandbox, as its user, without ever
+     * letting the kernel follow one (agent/fs_beneath.c). The native
+     * uploads keep refusing any symlink in a path. */
+    char *args[] = {"path=/workspace", "atomic=1", "follow=1", quota, NULL};
     core_fs_req r = {.op = "tar-extract", .args = args, .has_stdin = true,
                      .stdin_data = cbuf_head(&tar), .stdin_len = cbuf_avail(&tar)};
     cbuf res;

@@ -25,17 +25,27 @@ bool api_run_is_typed(json_t *j)
     return false;
 }
 
-static int bad_name(core_error *e, const char *what, const char *name)
+/* Names are file names under /var/inputs and /var/outputs; in auto-IO
+ * mode, also variables of the code's namespace when they are identifiers. */
+static int check_name(core_error *e, const api_typed_in *x, const char *what, const char *name)
 {
-    return core_fail(e, S001, "invalid request: %s name '%.64s' is not allowed: names are "
-                     "[A-Za-z_][A-Za-z0-9_]*, at most %d characters (they become file names "
-                     "and Python variables)", what, name, TYPED_NAME_MAX);
+    if (!typed_name_ok(name))
+        return core_fail(e, S001, "invalid request: %s name '%.64s' is not allowed: a name is "
+                         "a file name under /var/%ss, 1 to %d bytes, without '/', and not '.' "
+                         "or '..'", what, name, what, TYPED_NAME_MAX);
+    /* The code runs in a namespace that holds the wrapper's __name__,
+     * __file__ and __builtins__: a name like those would replace them. */
+    if (x->r.mode == TM_AUTO_IO && !strncmp(name, "__", 2))
+        return core_fail(e, S001, "invalid request: %s name '%.64s' is not allowed in auto-IO "
+                         "mode: names starting with '__' are the namespace's own (rename it, "
+                         "or set auto_io to false)", what, name);
+    return 0;
 }
 
 static int bad_type(core_error *e, const char *field, const char *name)
 {
     return core_fail(e, S001, "invalid request: %s.%s must name a type: int, float, str, bool, "
-                     "datetime, timedelta or file", field, name);
+                     "datetime, timedelta, file or dir", field, name);
 }
 
 /* A JSON value of an input as the canonical text of its type. */
@@ -101,15 +111,19 @@ static int input_value(const char *name, typed_type t, json_t *v, cbuf *out, cor
             want = "a number of seconds or an ISO 8601 duration string";
         }
         break;
-    case TT_FILE: {
-        json_t *b = json_object_get(v, "content_b64");
+    case TT_FILE:
+    case TT_DIR: {
+        /* A file's bytes, or a directory as a tar archive of its contents. */
+        const char *key = t == TT_FILE ? "content_b64" : "tar_b64";
+        json_t *b = json_object_get(v, key);
         if (!json_is_object(v) || json_object_size(v) != 1 || !json_is_string(b)) {
-            want = "{\"content_b64\": \"<base64>\"}";
+            want = t == TT_FILE ? "{\"content_b64\": \"<base64>\"}"
+                                : "{\"tar_b64\": \"<base64 of a tar archive>\"}";
             break;
         }
         cella_err err;
         if (base64_decode(&tmp, json_string_value(b), json_string_length(b), &err) < 0) {
-            core_fail(e, S001, "invalid request: inputs.%s.value.content_b64: %s", name, err.msg);
+            core_fail(e, S001, "invalid request: inputs.%s.value.%s: %s", name, key, err.msg);
             goto out;
         }
         p = cbuf_head(&tmp);
@@ -147,8 +161,8 @@ static int decode_inputs(json_t *j, api_typed_in *x, core_error *e)
     const char *name;
     json_t *spec;
     json_object_foreach(in, name, spec) {
-        if (!typed_name_ok(name))
-            return bad_name(e, "input", name);
+        if (check_name(e, x, "input", name) < 0)
+            return -1;
         json_t *t = json_object_get(spec, "type"), *v = json_object_get(spec, "value");
         if (!json_is_object(spec) || json_object_size(spec) != 2 || !json_is_string(t) || !v)
             return core_fail(e, S001, "invalid request: inputs.%s must be {\"type\": ..., "
@@ -184,8 +198,8 @@ static int decode_outputs(json_t *j, api_typed_in *x, core_error *e)
     const char *name;
     json_t *t;
     json_object_foreach(out, name, t) {
-        if (!typed_name_ok(name))
-            return bad_name(e, "output", name);
+        if (check_name(e, x, "output", name) < 0)
+            return -1;
         typed_decl *d = &x->outputs[x->r.n_outputs];
         if (!json_is_string(t) || typed_type_parse(json_string_value(t), &d->type) < 0)
             return bad_type(e, "outputs", name);
@@ -328,12 +342,13 @@ json_t *api_typed_value_json(typed_type t, const uint8_t *p, size_t n)
             return json_integer(us / 1000000);
         return json_real((double)us / 1e6);
     }
-    case TT_FILE: {
+    case TT_FILE:
+    case TT_DIR: {
         cbuf b;
         cbuf_init(&b);
         base64_encode(&b, p, n);
-        json_t *o = json_pack("{s:s%}", "content_b64", b.data ? (const char *)cbuf_head(&b) : "",
-                              cbuf_avail(&b));
+        json_t *o = json_pack("{s:s%}", t == TT_FILE ? "content_b64" : "tar_b64",
+                              b.data ? (const char *)cbuf_head(&b) : "", cbuf_avail(&b));
         cbuf_free(&b);
         return o;
     }

@@ -79,6 +79,18 @@ void catalog_allowed_list(core *c, char *buf, size_t n)
         snprintf(buf, n, "(none: the allowlist is empty)");
 }
 
+const core_image *catalog_check(core *c, const char *name, core_error *e)
+{
+    const core_image *im = catalog_find(c, name);
+    if (!im || !im->allowed) {
+        char list[512];
+        catalog_allowed_list(c, list, sizeof(list));
+        core_fail(e, S100, "image '%s' not in catalog; valid images are %s", name, list);
+        return NULL;
+    }
+    return im;
+}
+
 bool catalog_available(const core_image *im)
 {
     /* Looked at each time: an interpreter may be installed (or an image

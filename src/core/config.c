@@ -800,15 +800,15 @@ int config_load_env(cella_config *c, const char *(*getenv_fn)(const char *name),
     if ((v = env_get(getenv_fn, "SANDBOX_WORKER_IMAGE")))
         set_str(&c->default_image, v);
     /* The gateway's own variables: its sessions take them, and so do the
-     * general defaults they were honoured as before sessions existed. */
+     * general defaults they were honoured as before sessions existed. The
+     * session ceiling is the sessions' alone: sessions have their own cap,
+     * so it must not shrink (or grow) what every other sandbox may use. */
     if (idle_s)
         c->default_idle_timeout_secs = c->gateway_idle_timeout_secs = idle;
     if (mem_s)
         c->default_memory_mb = c->gateway_memory_mb = mem;
-    if (sess_s) {
-        c->max_concurrent_sandboxes = (uint32_t)sessions;
+    if (sess_s)
         c->gateway_max_sessions = (uint32_t)sessions;
-    }
     return 0;
 }
 

@@ -80,8 +80,9 @@ int config_load_yaml(cella_config *c, const char *text, size_t len, const char *
                      cella_err *err);
 /* The environment: CELLA_LISTEN, CELLA_STATE_DIR, CELLA_TOKENS_FILE, and the
  * gateway's SANDBOX_IDLE_TIMEOUT (seconds), SANDBOX_MEM_LIMIT (Docker form:
- * 512m, 1g, or bytes), SANDBOX_MAX_SESSIONS (each sets the general default
- * and the gateway_* field alike), SANDBOX_WORKER_IMAGE;
+ * 512m, 1g, or bytes) (each sets the general default and the gateway_*
+ * field alike), SANDBOX_MAX_SESSIONS (gateway_max_sessions only),
+ * SANDBOX_WORKER_IMAGE;
  * SANDBOX_BACKEND must be unset, "docker" or "cella" (accepted, meaning cella);
  * SANDBOX_GPU_ENABLED=true fails (no GPU passthrough). getenv_fn is getenv in
  * production; tests pass their own. */

@@ -48,6 +48,17 @@ size_t core_catalog(core *c, core_image *out, size_t max);
 
 /* ---- sandboxes ---------------------------------------------------------- */
 
+/* The concurrency cap a sandbox counts against. The gateway's sessions
+ * have a cap of their own (gateway_max_sessions, the Code Sandbox's "max
+ * sessions"), so sessions and other sandboxes never take each other's
+ * places: a session counts only against its cap, any other sandbox only
+ * against max_concurrent_sandboxes. max_sandboxes_per_tenant counts both. */
+typedef enum core_cap_class {
+    CORE_CAP_SANDBOX = 0,         /* max_concurrent_sandboxes */
+    CORE_CAP_SESSION = 1,         /* gateway_max_sessions */
+} core_cap_class;
+#define CORE_CAP_CLASSES 2
+
 typedef struct core_create_req {
     const char *image;
     bool has_cpus;
@@ -60,6 +71,7 @@ typedef struct core_create_req {
     uint64_t idle_timeout_secs;
     char *const *env;             /* "K=V" entries, names checked by core_create; may be NULL */
     bool ephemeral;               /* a one-shot run's: not recorded, so not restarted after a crash */
+    core_cap_class cap_class;     /* kept in its record: a restart counts it the same way */
 } core_create_req;
 
 typedef struct sandbox_info {
@@ -80,8 +92,9 @@ typedef struct sandbox_info {
     char dead_reason[160];
 } sandbox_info;
 
-/* Checks in iii's order: count (S400), image (S100), caps (S400), image
- * files (S101), env names (S001), start (S300). On success *out holds a reference. */
+/* Checks in iii's order: count (S400: the cap of r->cap_class, then
+ * max_sandboxes_per_tenant), image (S100), caps (S400), image files
+ * (S101), env names (S001), start (S300). On success *out holds a reference. */
 int core_create(core *c, const char *tenant, const core_create_req *r, sandbox **out,
                 core_error *e);
 /* By id within a tenant: S001 for a malformed id, S002 for an unknown one

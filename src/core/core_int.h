@@ -24,10 +24,16 @@ struct sandbox {
     char **env;
     int64_t created_at_ms;        /* unix */
     int64_t last_used_ns;         /* monotonic */
+    /* Its last use as its record kept it (unix ms; 0: not known), shown
+     * until it is used again after a restart (last_used_ns then moves
+     * off start_used_ns); and the last_used_ns last written to the record. */
+    int64_t restored_used_ms;
+    int64_t start_used_ns, saved_used_ns;
     box *b;
     mux_box *mux;
     int ws_fd;
     bool persisted;               /* has a record in the store */
+    core_cap_class cap_class;
     /* under core.mu */
     unsigned refs;
     unsigned execs;
@@ -60,10 +66,16 @@ struct core {
     size_t tomb_next;
     bool ready, draining, closing;
     unsigned execs_running;
-    unsigned creating;            /* creates past the cap check, not yet registered */
-    char **creating_tenants;      /* their tenants (for the per-tenant cap), creating of them */
+    /* Creates past the cap check, not yet registered: their tenants (for
+     * the per-tenant cap) and cap classes. */
+    struct core_slot {
+        char *tenant;
+        core_cap_class cls;
+    } *creating_v;
+    unsigned creating;
     size_t creating_cap;
     unsigned teardowns;           /* background stops still running */
+    unsigned teardowns_by[CORE_CAP_CLASSES];   /* the same, by cap class */
     /* warm pool (pool.c) */
     pool_entry *pool;
     size_t pool_n;
@@ -113,6 +125,9 @@ bool pool_take(core *c, box **b, int *ws_fd);
 /* catalog.c */
 void catalog_init(core *c);
 const core_image *catalog_find(core *c, const char *name);
+/* The image, when it is in the catalog and the allowlist; else NULL and
+ * S100. */
+const core_image *catalog_check(core *c, const char *name, core_error *e);
 /* Whether an image's files are there now. */
 bool catalog_available(const core_image *im);
 /* Builds the "valid images are ..." list. */

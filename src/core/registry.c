@@ -157,7 +157,12 @@ static sandbox *sandbox_new(core *c, const store_sandbox *rec)
         s->env[i] = cella_strdup(rec->env[i]);
     s->created_at_ms = rec->created_at_ms;
     s->last_used_ns = clock_now_ns();
+    /* A restart restarts the idle clock (a sandbox is never reaped for the
+     * time the daemon was down); the last use shown stays the real one. */
+    s->start_used_ns = s->saved_used_ns = s->last_used_ns;
+    s->restored_used_ms = rec->last_used_at_ms;
     s->ws_fd = -1;
+    s->cap_class = rec->cap_class == CORE_CAP_SESSION ? CORE_CAP_SESSION : CORE_CAP_SANDBOX;
     s->refs = 1;                  /* the registry's */
     return s;
 }
@@ -238,36 +243,52 @@ static unsigned tenant_count(core *c, const char *tenant)
         if (!strcmp(c->v[i]->tenant, tenant))
             n++;
     for (unsigned i = 0; i < c->creating; i++)
-        if (!strcmp(c->creating_tenants[i], tenant))
+        if (!strcmp(c->creating_v[i].tenant, tenant))
+            n++;
+    return n;
+}
+
+/* The places of a cap class taken: its sandboxes in the registry (dead ones
+ * too), its creates under way and its stops still tearing down, since each
+ * holds a cgroup, a workspace and descriptors until it is gone. Called
+ * with mu held. */
+static unsigned class_held(core *c, core_cap_class cls)
+{
+    unsigned n = c->teardowns_by[cls];
+    for (size_t i = 0; i < c->n; i++)
+        if (c->v[i]->cap_class == cls)
+            n++;
+    for (unsigned i = 0; i < c->creating; i++)
+        if (c->creating_v[i].cls == cls)
             n++;
     return n;
 }
 
 /* Takes a create slot for tenant. Called with mu held. */
-static void reserve_locked(core *c, const char *tenant)
+static void reserve_locked(core *c, const char *tenant, core_cap_class cls)
 {
     if (c->creating == c->creating_cap) {
         c->creating_cap = c->creating_cap ? c->creating_cap * 2 : 16;
-        c->creating_tenants = cella_realloc(c->creating_tenants, c->creating_cap * sizeof(char *));
+        c->creating_v = cella_realloc(c->creating_v, c->creating_cap * sizeof(*c->creating_v));
     }
-    c->creating_tenants[c->creating++] = cella_strdup(tenant);
+    c->creating_v[c->creating++] = (struct core_slot){cella_strdup(tenant), cls};
 }
 
 /* Gives a create slot back. Called with mu held. */
-static void unreserve_locked(core *c, const char *tenant)
+static void unreserve_locked(core *c, const char *tenant, core_cap_class cls)
 {
     for (unsigned i = 0; i < c->creating; i++)
-        if (!strcmp(c->creating_tenants[i], tenant)) {
-            cella_free(c->creating_tenants[i]);
-            c->creating_tenants[i] = c->creating_tenants[--c->creating];
+        if (c->creating_v[i].cls == cls && !strcmp(c->creating_v[i].tenant, tenant)) {
+            cella_free(c->creating_v[i].tenant);
+            c->creating_v[i] = c->creating_v[--c->creating];
             return;
         }
 }
 
-static void unreserve(core *c, const char *tenant)
+static void unreserve(core *c, const char *tenant, core_cap_class cls)
 {
     pthread_mutex_lock(&c->mu);
-    unreserve_locked(c, tenant);
+    unreserve_locked(c, tenant, cls);
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -277,24 +298,32 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
 int core_create(core *c, const char *tenant, const core_create_req *r, sandbox **out, core_error *e)
 {
     const cella_config *cfg = c->cfg;
+    core_cap_class cls = r->cap_class == CORE_CAP_SESSION ? CORE_CAP_SESSION : CORE_CAP_SANDBOX;
+    unsigned max = cls == CORE_CAP_SESSION ? cfg->gateway_max_sessions
+                                           : cfg->max_concurrent_sandboxes;
     /* The slot is taken under the lock, before the sandbox exists, so
      * concurrent creates cannot all pass the check. Dead sandboxes and
      * background stops count: they hold a cgroup, a workspace and
      * descriptors until they are gone. */
     pthread_mutex_lock(&c->mu);
     bool draining = c->draining;
-    unsigned held = (unsigned)c->n + c->creating + c->teardowns;
-    bool full = held >= cfg->max_concurrent_sandboxes;
+    unsigned held = class_held(c, cls);
+    bool full = held >= max;
     /* One tenant cannot take every slot when the operator says so. */
     unsigned mine = cfg->max_sandboxes_per_tenant ? tenant_count(c, tenant) : 0;
     bool tenant_full = cfg->max_sandboxes_per_tenant && mine >= cfg->max_sandboxes_per_tenant;
     if (!draining && !full && !tenant_full)
-        reserve_locked(c, tenant);
+        reserve_locked(c, tenant, cls);
     pthread_mutex_unlock(&c->mu);
     if (draining)
         return core_fail(e, S301, "the daemon is shutting down");
     if (full || tenant_full) {
-        if (full)
+        if (full && cls == CORE_CAP_SESSION) {
+            core_fail(e, S400, "resource limit exceeded: %u sessions are open, being made or "
+                               "being stopped, the most there may be (gateway_max_sessions is "
+                               "%u)", held, max);
+            e->fix_note = "reuse a session, end one, or wait for idle ones to be cleaned up";
+        } else if (full)
             core_fail(e, S400, "resource limit exceeded: %u sandboxes are live or being stopped "
                                "(max_concurrent_sandboxes)", held);
         else
@@ -306,7 +335,7 @@ int core_create(core *c, const char *tenant, const core_create_req *r, sandbox *
     bool reserved = true;
     int rc = create_checked(c, tenant, r, out, e, &reserved);
     if (reserved)
-        unreserve(c, tenant);
+        unreserve(c, tenant, cls);
     return rc;
 }
 
@@ -314,12 +343,9 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
                           core_error *e, bool *reserved)
 {
     const cella_config *cfg = c->cfg;
-    const core_image *im = catalog_find(c, r->image);
-    if (!im || !im->allowed) {
-        char list[512];
-        catalog_allowed_list(c, list, sizeof(list));
-        return core_fail(e, S100, "image '%s' not in catalog; valid images are %s", r->image, list);
-    }
+    const core_image *im = catalog_check(c, r->image, e);
+    if (!im)
+        return -1;
     uint32_t cpus = r->has_cpus ? r->cpus_milli : cfg->default_cpus_milli;
     uint64_t mem = r->has_memory ? r->memory_mb : cfg->default_memory_mb;
     const cfg_image_cap *cap = find_cap(cfg, im->name);
@@ -389,7 +415,9 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
         .idle_timeout_secs = r->has_idle ? r->idle_timeout_secs : cfg->default_idle_timeout_secs,
         .env = (char **)r->env,
         .created_at_ms = core_wall_ms(),
+        .cap_class = r->cap_class == CORE_CAP_SESSION ? CORE_CAP_SESSION : CORE_CAP_SANDBOX,
     };
+    rec.last_used_at_ms = rec.created_at_ms;
     snprintf(rec.id, sizeof(rec.id), "%s", b->id.str);
     sandbox *s = sandbox_new(c, &rec);
     /* A one-shot run's sandbox is not recorded: after a crash there is
@@ -407,7 +435,7 @@ static int create_checked(core *c, const char *tenant, const core_create_req *r,
     registry_add(c, s);
     /* The reserved slot becomes the registered sandbox in one step, so the
      * cap never counts it twice. */
-    unreserve_locked(c, tenant);
+    unreserve_locked(c, tenant, s->cap_class);
     *reserved = false;
     s->refs++;                    /* the caller's */
     c->m.creates_ok++;
@@ -491,6 +519,8 @@ static void info_locked(sandbox *s, sandbox_info *o, int64_t now_ns, int64_t now
     o->idle_timeout_secs = s->idle_timeout_secs;
     o->created_at_ms = s->created_at_ms;
     o->last_used_at_ms = now_wall - (now_ns - s->last_used_ns) / 1000000;
+    if (s->restored_used_ms && s->last_used_ns == s->start_used_ns)
+        o->last_used_at_ms = s->restored_used_ms;
     o->age_secs = now_wall > s->created_at_ms ? (uint64_t)(now_wall - s->created_at_ms) / 1000 : 0;
     o->execs_in_flight = s->execs;
     unsigned cap = s->c->cfg->max_execs_per_sandbox;
@@ -527,10 +557,12 @@ static void *teardown_thread(void *arg)
 {
     sandbox *s = arg;
     core *c = s->c;
+    core_cap_class cls = s->cap_class;
     teardown(c, s);
     sandbox_unref(s);
     pthread_mutex_lock(&c->mu);
     c->teardowns--;
+    c->teardowns_by[cls]--;
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -546,6 +578,7 @@ static void stop_removed(core *c, sandbox *s, bool wait, const char *why)
      * holds them. */
     pthread_mutex_lock(&c->mu);
     c->teardowns++;
+    c->teardowns_by[s->cap_class]++;
     pthread_mutex_unlock(&c->mu);
     if (!wait) {
         pthread_t th;
@@ -623,6 +656,37 @@ static void reap_once(core *c)
         stop_removed(c, victims[i], true, "idle");
 }
 
+/* Writes to the records when each sandbox used since the last pass was
+ * last used, so that a listing after a restart still says. The database
+ * is written outside the lock; a sandbox stopped meanwhile has no record
+ * left to update, which is no error. */
+static void persist_use(core *c)
+{
+    typedef struct used {
+        char id[40];
+        int64_t ms;
+    } used;
+    int64_t now = clock_now_ns(), wall = core_wall_ms();
+    pthread_mutex_lock(&c->mu);
+    used *v = cella_calloc(c->n + 1, sizeof(*v));
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        sandbox *s = c->v[i];
+        if (!s->persisted || s->last_used_ns == s->saved_used_ns)
+            continue;
+        snprintf(v[n].id, sizeof(v[n].id), "%s", s->id.str);
+        v[n++].ms = wall - (now - s->last_used_ns) / 1000000;
+        s->saved_used_ns = s->last_used_ns;
+    }
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < n; i++) {
+        cella_err err;
+        if (store_touch(c->st, v[i].id, v[i].ms, &err) < 0)
+            log_warn("sandbox %s: record its last use: %s", v[i].id, err.msg);
+    }
+    cella_free(v);
+}
+
 static void *reaper_main(void *arg)
 {
     core *c = arg;
@@ -638,6 +702,7 @@ static void *reaper_main(void *arg)
             break;
         pthread_mutex_unlock(&c->mu);
         reap_once(c);
+        persist_use(c);
         pthread_mutex_lock(&c->mu);
     }
     pthread_mutex_unlock(&c->mu);
@@ -813,8 +878,10 @@ void core_close(core *c)
     while (c->teardowns > 0)
         pthread_cond_wait(&c->cv, &c->mu);
     pthread_mutex_unlock(&c->mu);
-    /* The rest keep their records and workspaces for the next start; only
-     * their processes end. */
+    /* The rest keep their records (their last use written now) and
+     * workspaces for the next start; only their processes end. */
+    if (c->st)
+        persist_use(c);
     for (size_t i = 0; i < c->n; i++) {
         sandbox *s = c->v[i];
         mux_detach(s->mux);
@@ -827,7 +894,7 @@ void core_close(core *c)
         sandbox_unref(s);
     }
     cella_free(c->v);
-    cella_free(c->creating_tenants);
+    cella_free(c->creating_v);
     store_close(c->st);
     if (c->lock_fd >= 0)
         close(c->lock_fd);

@@ -19,7 +19,7 @@
 #include "util/buf.h"
 
 #define TYPED_MAX_VARS 64              /* inputs; and, apart, outputs */
-#define TYPED_NAME_MAX 64              /* bytes of a name */
+#define TYPED_NAME_MAX 255             /* bytes of a name: a file name's most (NAME_MAX) */
 #define TYPED_MAX_RETRIES 10
 #define TYPED_MAX_ARGV 1024            /* command + arguments */
 #define TYPED_SCALAR_MAX 4096          /* the text of an int, float, bool, datetime, timedelta */
@@ -34,15 +34,22 @@ typedef enum typed_type {
     TT_DATETIME,
     TT_TIMEDELTA,
     TT_FILE,
+    TT_DIR,                       /* a directory, carried as a tar archive of its contents */
 } typed_type;
+#define TT_LAST TT_DIR
 
 /* "int", "float", ...; NULL for a value out of range. */
 const char *typed_type_name(typed_type t);
 /* 0 and *out for a known name, else -1. */
 int typed_type_parse(const char *s, typed_type *out);
-/* [A-Za-z_][A-Za-z0-9_]*, at most TYPED_NAME_MAX bytes: names become file
- * names under /var/inputs and /var/outputs and Python identifiers. */
+/* Names are file names under /var/inputs and /var/outputs (Flyte's own
+ * examples name inputs "solution.py"): 1 to TYPED_NAME_MAX bytes, no '/',
+ * not "." or "..". (NUL cannot be in a C string, nor in a JSON key
+ * jansson parses.) */
 bool typed_name_ok(const char *s);
+/* [A-Za-z_][A-Za-z0-9_]*: in auto-IO mode such a name is also a Python
+ * variable; other names are only files there. */
+bool typed_name_is_var(const char *s);
 
 /* Text (a request's, or a file a program wrote) as the canonical text of a
  * value of type t, appended to out. -1 with a one-line reason in why when
@@ -61,7 +68,10 @@ bool typed_name_ok(const char *s);
  *              ISO 8601 durations "P1DT2H3M4.5S" (weeks, days, hours,
  *              minutes, seconds: years and months have no fixed length)
  *              and Python's str(): "1 day, 2:03:04.500000"
- *   file       any bytes, kept */
+ *   file       any bytes, kept
+ *   dir        a tar archive (util/tar.h's format) of the directory's
+ *              contents, kept as bytes: the agent's tar-extract checks it
+ *              when it is staged, and tar-create makes it when collected */
 int typed_parse(typed_type t, const uint8_t *p, size_t n, cbuf *out, char *why, size_t why_n);
 /* The canonical texts of a double (finite) and of a timedelta in
  * microseconds; buf holds at least 40 bytes. */
@@ -151,9 +161,10 @@ void typed_cache_key(const char *tenant, const core_typed_req *r, const char *in
  * (a damaged database is refused, never trusted): -1 when it is not one. */
 void typed_result_encode(const core_typed_result *r, cbuf *out);
 int typed_result_decode(const uint8_t *p, size_t n, core_typed_result *r);
-/* The auto-IO wrapper: Python that reads the inputs into a namespace,
- * runs code_path in it, and writes the declared non-file outputs the code
- * set. Names must be typed_name_ok. */
+/* The auto-IO wrapper: Python that reads the inputs whose names are
+ * variables (typed_name_is_var) into a namespace, runs code_path in it,
+ * and writes the declared non-file outputs of such names the code set.
+ * Names must be typed_name_ok; any byte of them is escaped. */
 void typed_wrapper(const core_typed_req *r, const char *code_path, cbuf *out);
 
 #endif

@@ -18,17 +18,17 @@
 static const char *const type_names[] = {
     [TT_INT] = "int",           [TT_FLOAT] = "float",         [TT_STR] = "str",
     [TT_BOOL] = "bool",         [TT_DATETIME] = "datetime",   [TT_TIMEDELTA] = "timedelta",
-    [TT_FILE] = "file",
+    [TT_FILE] = "file",         [TT_DIR] = "dir",
 };
 
 const char *typed_type_name(typed_type t)
 {
-    return t >= TT_INT && t <= TT_FILE ? type_names[t] : NULL;
+    return t >= TT_INT && t <= TT_LAST ? type_names[t] : NULL;
 }
 
 int typed_type_parse(const char *s, typed_type *out)
 {
-    for (int t = TT_INT; t <= TT_FILE; t++)
+    for (int t = TT_INT; t <= TT_LAST; t++)
         if (!strcmp(s, type_names[t])) {
             *out = (typed_type)t;
             return 0;
@@ -39,7 +39,16 @@ int typed_type_parse(const char *s, typed_type *out)
 bool typed_name_ok(const char *s)
 {
     size_t n = strlen(s);
-    if (n == 0 || n > TYPED_NAME_MAX || isdigit((unsigned char)s[0]))
+    /* Joined to /var/inputs/ or /var/outputs/ as one component: neither a
+     * slash nor a dot name can make it name another place. */
+    return n > 0 && n <= TYPED_NAME_MAX && !strchr(s, '/') && strcmp(s, ".") != 0 &&
+           strcmp(s, "..") != 0;
+}
+
+bool typed_name_is_var(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || isdigit((unsigned char)s[0]))
         return false;
     for (size_t i = 0; i < n; i++)
         if (!(isascii((unsigned char)s[i]) && (isalnum((unsigned char)s[i]) || s[i] == '_')))
@@ -469,6 +478,7 @@ int typed_parse(typed_type t, const uint8_t *p, size_t n, cbuf *out, char *why, 
         cbuf_append(out, p, n);
         return 0;
     case TT_FILE:
+    case TT_DIR:
         cbuf_append(out, p, n);
         return 0;
     case TT_TIMEDELTA:
@@ -776,7 +786,7 @@ bool core_typed_success(const core_typed_result *r)
 static const char wrapper_body[] =
     "def _read(name, kind):\n"
     "    path = '/var/inputs/' + name\n"
-    "    if kind == 'file':\n"
+    "    if kind in ('file', 'dir'):\n"
     "        return path\n"
     "    with open(path, encoding='utf-8', newline='') as f:\n"
     "        text = f.read()\n"
@@ -804,8 +814,9 @@ static const char wrapper_body[] =
     "    return str(value)\n"
     "\n"
     "_g = {'__name__': '__main__', '__file__': _CODE, '__builtins__': __builtins__}\n"
-    "for _n, _k in _IN:\n"
-    "    _g[_n] = _read(_n, _k)\n"
+    "for _n, _k, _v in _IN:\n"
+    "    if _v:\n"
+    "        _g[_n] = _read(_n, _k)\n"
     "_sys.argv = [_CODE]\n"
     "with open(_CODE, 'rb') as _f:\n"
     "    _src = _f.read()\n"
@@ -815,10 +826,15 @@ static const char wrapper_body[] =
     "    # sys.exit(0) ends the code, not the run: its outputs are still written.\n"
     "    if _e.code not in (None, 0):\n"
     "        raise\n"
-    "for _n, _k in _OUT:\n"
-    "    if _k != 'file' and _n in _g:\n"
+    "for _n, _k, _v in _OUT:\n"
+    "    if _v and _k not in ('file', 'dir') and _n in _g:\n"
     "        with open('/var/outputs/' + _n, 'w', encoding='utf-8', newline='') as _f:\n"
     "            _f.write(_text(_g[_n], _k))\n";
+
+static bool safe_byte(unsigned char c)
+{
+    return isascii(c) && (isalnum(c) || c == '_' || c == '.' || c == '-');
+}
 
 static void decl_list(cbuf *out, const char *var, const void *items, size_t n, size_t size,
                       size_t type_off)
@@ -829,8 +845,22 @@ static void decl_list(cbuf *out, const char *var, const void *items, size_t n, s
         const char *item = (const char *)items + i * size;
         const char *name = *(const char *const *)item;
         typed_type t = *(const typed_type *)(item + type_off);
-        /* Names are identifiers (typed_name_ok): nothing to escape. */
-        char *s = cella_asprintf("('%s', '%s'), ", name, typed_type_name(t));
+        /* A name may hold any byte but '/' and NUL. One of [A-Za-z0-9_.-]
+         * only goes in as it is; any other, as a bytes literal with every
+         * other byte escaped, decoded back to the text it was. */
+        bool plain = true;
+        for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+            plain = plain && safe_byte(*p);
+        cbuf_append(out, plain ? "('" : "(b'", plain ? 2 : 3);
+        for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+            char b[8];
+            int k = safe_byte(*p) ? snprintf(b, sizeof(b), "%c", *p)
+                                  : snprintf(b, sizeof(b), "\\x%02x", *p);
+            cbuf_append(out, b, (size_t)k);
+        }
+        char *s = cella_asprintf("'%s, '%s', %s), ",
+                                 plain ? "" : ".decode('utf-8', 'surrogateescape')",
+                                 typed_type_name(t), typed_name_is_var(name) ? "True" : "False");
         cbuf_append(out, s, strlen(s));
         cella_free(s);
     }

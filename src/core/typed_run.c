@@ -22,6 +22,19 @@
 #define TYPED_CACHE_MAX_BYTES (256ull << 20)
 #define TYPED_CACHE_MAX_ENTRIES 10000
 
+/* Flyte's script modes run under bash with `set -o pipefail` (BEHAVIOUR-NOTES
+ * §5), so a typed run's shell code does too: a failing stage of a pipeline
+ * fails it. iii's plain sandbox::run keeps the /bin/sh its spec names. The
+ * interpreter's text is part of the cache key, so the two never share
+ * entries. */
+#define TYPED_SHELL "/bin/bash"
+#define TYPED_SHELL_KEY "/bin/bash -o pipefail"
+
+static bool shell_lang(const char *lang)
+{
+    return lang && (!strcmp(lang, "shell") || !strcmp(lang, "sh") || !strcmp(lang, "bash"));
+}
+
 /* Auto-IO: the user's code and the wrapper that runs it, side by side. */
 #define AUTO_CODE_PATH "/tmp/run.py"
 #define AUTO_WRAPPER_PATH "/tmp/run_io.py"
@@ -48,12 +61,34 @@ static void outputs_error(core_typed_result *res, const char *fmt, ...)
     res->has_outputs_error = true;
 }
 
+/* A dir input: its archive extracted into /var/inputs/<name>/ (made) by the
+ * agent's tar-extract, the one uploads use, with all its refusals (names
+ * that climb out, symlinks in a parent path, devices...); /var/inputs is a
+ * tmpfs of its own size. No archive at all is an empty directory. */
+static int stage_dir(sandbox *s, const char *path, const typed_value *v, int client_fd,
+                     core_error *e)
+{
+    static const uint8_t end[1024];           /* an archive with no entries */
+    char *pa = cella_asprintf("path=%s", path);
+    char *args[] = {pa, "parents=1", NULL};
+    core_fs_req r = {.op = "tar-extract", .args = args, .has_stdin = true,
+                     .stdin_data = v->len ? v->data : end, .stdin_len = v->len ? v->len : sizeof(end)};
+    cbuf out;
+    cbuf_init(&out);
+    int rc = core_fs(s, &r, client_fd, &out, e);
+    cbuf_free(&out);
+    cella_free(pa);
+    return rc;
+}
+
 static int stage_inputs(sandbox *s, const core_typed_req *r, int client_fd, core_error *e)
 {
     for (size_t i = 0; i < r->n_inputs; i++) {
+        const typed_value *v = &r->inputs[i];
         char path[32 + TYPED_NAME_MAX];
-        snprintf(path, sizeof(path), "/var/inputs/%s", r->inputs[i].name);
-        if (core_write_in_sandbox(s, path, r->inputs[i].data, r->inputs[i].len, client_fd, e) < 0)
+        snprintf(path, sizeof(path), "/var/inputs/%s", v->name);
+        if (v->type == TT_DIR ? stage_dir(s, path, v, client_fd, e) < 0
+                              : core_write_in_sandbox(s, path, v->data, v->len, client_fd, e) < 0)
             return -1;
     }
     return 0;
@@ -82,7 +117,7 @@ static int run_program(sandbox *s, const core_typed_req *r, const char *interp, 
     snprintf(code_path, sizeof(code_path), "/tmp/run.%s", ext);
     cbuf wrapper;
     cbuf_init(&wrapper);
-    char *argv[8] = {0};
+    char *argv[10] = {0};
     int rc = -1;
     *step = "write";
     if (r->mode == TM_COMMAND) {
@@ -107,9 +142,12 @@ static int run_program(sandbox *s, const core_typed_req *r, const char *interp, 
             core_write_in_sandbox(s, code_path, (const uint8_t *)r->run.code, r->run.code_len,
                                   client_fd, e) < 0)
             goto out;
-        char *w[] = {"write-exec", code_path, "0644", (char *)r->run.code, (char *)interp,
-                     code_path, NULL};
-        char *plain[] = {(char *)interp, code_path, NULL};
+        bool sh = shell_lang(r->run.lang);
+        char *w[] = {"write-exec", code_path, "0644", (char *)r->run.code,
+                     sh ? TYPED_SHELL : (char *)interp, sh ? "-o" : code_path,
+                     sh ? "pipefail" : NULL, sh ? code_path : NULL, NULL};
+        char *plain[] = {sh ? TYPED_SHELL : (char *)interp, sh ? "-o" : code_path,
+                         sh ? "pipefail" : NULL, sh ? code_path : NULL, NULL};
         if (inline_code)
             memcpy(argv, w, sizeof(w));
         else
@@ -128,16 +166,18 @@ out:
     return rc;
 }
 
-/* /var/outputs/<name> into out. 1: read; 0: absent or unreadable (why
- * says, for the caller to report); -1: e (the client left, the sandbox
- * failed). */
-static int read_output(sandbox *s, const char *name, size_t limit, int client_fd, cbuf *out,
-                       char *why, size_t why_n, core_error *e)
+/* /var/outputs/<name> into out: a file's bytes, or for a dir a tar archive
+ * of the directory's contents (the agent's tar-create: files, directories
+ * and symlinks, never followed), read no further than limit + 1 bytes. 1:
+ * read; 0: absent or unreadable (why says, for the caller to report); -1:
+ * e (the client left, the sandbox failed). */
+static int read_output(sandbox *s, const char *name, bool dir, size_t limit, int client_fd,
+                       cbuf *out, char *why, size_t why_n, core_error *e)
 {
     char *pa = cella_asprintf("path=/var/outputs/%s", name);
-    char *len = cella_asprintf("length=%zu", limit + 1);
+    char *len = dir ? NULL : cella_asprintf("length=%zu", limit + 1);
     char *args[] = {pa, len, NULL};
-    core_fs_req fr = {.op = "cat", .args = args};
+    core_fs_req fr = {.op = dir ? "tar-create" : "cat", .args = args};
     core_fs_stream *st;
     cbuf header;
     cbuf_init(&header);
@@ -156,11 +196,19 @@ static int read_output(sandbox *s, const char *name, size_t limit, int client_fd
         }
         return -1;
     }
-    for (;;) {
+    /* Past the limit the reading stops: closing kills what is still
+     * running (a tar-create of a large tree). */
+    while (cbuf_avail(out) <= limit) {
         uint8_t *p = cbuf_reserve(out, 64 << 10);
         ssize_t n = core_fs_read(st, p, 64 << 10, e);
         if (n < 0) {
             core_fs_close(st);
+            /* What the output holds stopped the reading (a tree deeper
+             * than a walk goes): the output's problem, not the run's. */
+            if (e->code >= S212 && e->code <= S217) {
+                snprintf(why, why_n, "%s", e->message);
+                return 0;
+            }
             return -1;
         }
         if (n == 0)
@@ -185,12 +233,13 @@ static int collect(sandbox *s, const core_typed_req *r, bool required, int clien
     size_t total = 0;
     for (size_t i = 0; i < r->n_outputs; i++) {
         const typed_decl *d = &r->outputs[i];
-        bool big = d->type == TT_STR || d->type == TT_FILE;
+        bool big = d->type == TT_STR || d->type == TT_FILE || d->type == TT_DIR;
         cbuf raw;
         cbuf_init(&raw);
         char why[CELLA_ERR_MAX];
-        int got = read_output(s, d->name, big ? TYPED_OUTPUT_MAX : TYPED_SCALAR_FILE_MAX,
-                              client_fd, &raw, why, sizeof(why), e);
+        int got = read_output(s, d->name, d->type == TT_DIR,
+                              big ? TYPED_OUTPUT_MAX : TYPED_SCALAR_FILE_MAX, client_fd, &raw, why,
+                              sizeof(why), e);
         if (got < 0) {
             cbuf_free(&raw);
             return -1;
@@ -200,6 +249,7 @@ static int collect(sandbox *s, const core_typed_req *r, bool required, int clien
         if (got == 0) {
             if (required && !strcmp(why, "missing"))
                 outputs_error(res, r->mode == TM_AUTO_IO && d->type != TT_FILE &&
+                                           d->type != TT_DIR && typed_name_is_var(d->name) &&
                                            strcmp(d->name, "exit_code") != 0
                                        ? "declared output '%s' was not set by the code"
                                        : "declared output '%s' was not written to "
@@ -323,6 +373,13 @@ int core_typed_run(core *c, const char *tenant, const core_typed_req *r, int cli
     const char *ext = "txt", *interp = NULL;
     if (r->mode != TM_COMMAND)
         interp = core_run_interp(r->run.lang, &ext);
+    if (r->mode != TM_COMMAND && shell_lang(r->run.lang))
+        interp = TYPED_SHELL_KEY;
+    /* The image first, as a create would check it: an answer from the
+     * cache must not outlive the operator's allowlist (an image taken out
+     * of it answers nothing, cached or not). */
+    if (!catalog_check(c, r->run.image, e))
+        return core_run_step_failed(e, "create", NULL);
     uint8_t key[32];
     bool caching = r->cache != TC_DISABLE;
     if (caching)

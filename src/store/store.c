@@ -40,6 +40,20 @@ static const char *const migrations[] = {
     "  value BLOB NOT NULL,"
     "  size INTEGER NOT NULL,"
     "  used_at_ms INTEGER NOT NULL);",
+    /* 4: the cap each sandbox counts against (core_cap_class: 0 the
+     * sandboxes', 1 the gateway's sessions'). The sandboxes that serve a
+     * session are the sessions' from now on. */
+    "ALTER TABLE sandboxes ADD COLUMN cap_class INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE sandboxes SET cap_class = 1 "
+    "  WHERE id IN (SELECT sandbox_id FROM gateway_sessions);",
+    /* 5: a session's sandbox belongs to the session's tenant (an admin
+     * acting for another tenant used to own it). */
+    "UPDATE sandboxes SET tenant = "
+    "  (SELECT g.tenant FROM gateway_sessions g WHERE g.sandbox_id = sandboxes.id) "
+    "  WHERE id IN (SELECT sandbox_id FROM gateway_sessions);",
+    /* 6: when each sandbox was last used, so a listing after a restart
+     * still says (0: not known; written every reaper pass and at close). */
+    "ALTER TABLE sandboxes ADD COLUMN last_used_at_ms INTEGER NOT NULL DEFAULT 0;",
 };
 #define N_MIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 
@@ -144,8 +158,8 @@ int store_put(store *s, const store_sandbox *sb, cella_err *err)
     int rc = -1;
     if (sqlite3_prepare_v2(s->db,
                            "INSERT OR REPLACE INTO sandboxes (id, tenant, name, image, cpus_milli, "
-                           "memory_mb, idle_timeout_secs, env, created_at_ms) "
-                           "VALUES (?,?,?,?,?,?,?,?,?)",
+                           "memory_mb, idle_timeout_secs, env, created_at_ms, cap_class, "
+                           "last_used_at_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
         db_err(s, err, "prepare insert");
         goto out;
@@ -163,6 +177,8 @@ int store_put(store *s, const store_sandbox *sb, cella_err *err)
     sqlite3_bind_blob(st, 8, env.data ? cbuf_head(&env) : (const void *)"", (int)cbuf_avail(&env),
                       SQLITE_STATIC);
     sqlite3_bind_int64(st, 9, sb->created_at_ms);
+    sqlite3_bind_int(st, 10, sb->cap_class);
+    sqlite3_bind_int64(st, 11, sb->last_used_at_ms);
     if (sqlite3_step(st) != SQLITE_DONE) {
         db_err(s, err, "insert");
         goto out;
@@ -207,6 +223,29 @@ int store_delete(store *s, const char *id, cella_err *err)
     return rc;
 }
 
+int store_touch(store *s, const char *id, int64_t last_used_at_ms, cella_err *err)
+{
+    pthread_mutex_lock(&s->mu);
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(s->db, "UPDATE sandboxes SET last_used_at_ms = ? WHERE id = ?", -1,
+                           &st, NULL) != SQLITE_OK) {
+        db_err(s, err, "prepare touch");
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, last_used_at_ms);
+    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        db_err(s, err, "touch");
+        goto out;
+    }
+    rc = 0;
+out:
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
 static char *col_text(sqlite3_stmt *st, int i)
 {
     const unsigned char *t = sqlite3_column_text(st, i);
@@ -239,7 +278,8 @@ int store_list(store *s, store_sandbox **out, size_t *n_out, cella_err *err)
     int rc = -1, step;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, tenant, name, image, cpus_milli, memory_mb, "
-                           "idle_timeout_secs, env, created_at_ms FROM sandboxes "
+                           "idle_timeout_secs, env, created_at_ms, cap_class, last_used_at_ms "
+                           "FROM sandboxes "
                            "ORDER BY created_at_ms, id",
                            -1, &st, NULL) != SQLITE_OK) {
         db_err(s, err, "prepare list");
@@ -262,6 +302,8 @@ int store_list(store *s, store_sandbox **out, size_t *n_out, cella_err *err)
         sb->idle_timeout_secs = (uint64_t)sqlite3_column_int64(st, 6);
         sb->env = split_env(sqlite3_column_blob(st, 7), sqlite3_column_bytes(st, 7));
         sb->created_at_ms = sqlite3_column_int64(st, 8);
+        sb->cap_class = sqlite3_column_int(st, 9);
+        sb->last_used_at_ms = sqlite3_column_int64(st, 10);
         if (!sb->tenant)
             sb->tenant = cella_strdup("default");
         if (!sb->image)

@@ -23,6 +23,8 @@ typedef struct store_sandbox {
     uint64_t idle_timeout_secs;
     char **env;                   /* NULL-terminated "K=V" */
     int64_t created_at_ms;        /* unix time */
+    int cap_class;                /* core_cap_class: the cap it counts against */
+    int64_t last_used_at_ms;      /* unix time of the last call that touched it; 0: unknown */
 } store_sandbox;
 
 /* Opens (creating) <dir>/cella.db. */
@@ -30,6 +32,8 @@ int store_open(const char *dir, store **out, cella_err *err);
 void store_close(store *s);
 int store_put(store *s, const store_sandbox *sb, cella_err *err);
 int store_delete(store *s, const char *id, cella_err *err);
+/* Records when a sandbox was last used (its record's last_used_at_ms). */
+int store_touch(store *s, const char *id, int64_t last_used_at_ms, cella_err *err);
 /* Every record, oldest first. Free with store_sandbox_free on each, then cella_free(v). */
 int store_list(store *s, store_sandbox **v, size_t *n, cella_err *err);
 void store_sandbox_free(store_sandbox *sb);

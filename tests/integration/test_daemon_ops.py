@@ -76,8 +76,12 @@ def test_gateway_environment_aliases(tmp_path):
         sid = d.create("shell")
         st, b = d.get(f"/v1/sandboxes/{sid}")
         assert (b["memory_mb"], b["idle_timeout_secs"]) == (300, 77)
-        st, b = d.post("/v1/sandboxes", {"image": "shell"})
-        assert err_code(b) == "S400"
+        # SANDBOX_MAX_SESSIONS caps the gateway's sessions, and only them.
+        d.create("shell")
+        st, b = d.post("/bash", {"command": "true", "session_id": "one"})
+        assert st == 200, b
+        st, b = d.post("/bash", {"command": "true", "session_id": "two"})
+        assert st == 429 and b["code"] == "S400" and "gateway_max_sessions is 1" in b["error"], b
     finally:
         d.close()
 

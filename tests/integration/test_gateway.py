@@ -205,6 +205,44 @@ def test_artifacts_are_new_or_changed_only(d):
         "artifacts/a.md"
 
 
+def test_calls_of_a_session_take_turns(d):
+    sid = new_sid()
+    bash(d, sid, "true")
+    got = {}
+
+    def slow():
+        got["slow"] = bash(d, sid, "sleep 3; echo slow", timeout_s=60)
+
+    t = threading.Thread(target=slow)
+    t.start()
+    time.sleep(0.7)
+    # Another session, and the file routes, do not wait for it.
+    t0 = time.time()
+    bash(d, new_sid(), "true")
+    ok(d, "/write", {"path": "side.txt", "content": "x", "session_id": sid})
+    assert time.time() - t0 < 2.5
+    # A second call of the session waits for the first, so each call's
+    # artifacts are its own: the slow call never claims the second's file.
+    t0 = time.time()
+    second = execute(d, sid, "open('artifacts/second.txt', 'w').write('2')", timeout_s=60)
+    t.join(HANG_LIMIT)
+    assert time.time() - t0 > 1.5, "it did not wait for the first call"
+    assert got["slow"]["stdout"] == "slow\n" and got["slow"]["artifacts"] == [], got["slow"]
+    assert [a["path"] for a in second["artifacts"]] == ["artifacts/second.txt"], second
+
+    # The wait counts against the waiting call's timeout: it answers in time.
+    t = threading.Thread(target=lambda: bash(d, sid, "sleep 4", timeout_s=60))
+    t.start()
+    time.sleep(0.7)
+    t0 = time.time()
+    b = bash(d, sid, "echo never > artifacts/never.txt", timeout_s=1)
+    assert time.time() - t0 < 1 + 1.5
+    assert b["timed_out"] is True and b["exit_code"] == 124, b
+    assert "previous call" in b["error"] and b["stdout"] == "" and b["artifacts"] == []
+    t.join(HANG_LIMIT)
+    assert bash(d, sid, "ls artifacts")["stdout"] == "second.txt\n"
+
+
 # ---- files -------------------------------------------------------------------------------------
 
 
@@ -311,6 +349,55 @@ def test_hostile_paths_are_refused(d, path):
         status=400, code="S001")
 
 
+def test_writes_follow_symlinks_inside_the_workspace(d):
+    sid = new_sid()
+    bash(d, sid, "mkdir -p real/sub && echo old > real/f.txt && ln -s real link && "
+                 "ln -s /workspace/real abs && ln -s sub real/rel && ln -s real/f.txt leaf && "
+                 "ln -s missing.txt dangling && ln -s / root && ln -s ../.. up && "
+                 "ln -s /tmp tmp && ln -s loop1 loop2 && ln -s loop2 loop1")
+    # Through a directory symlink (relative, absolute, one inside another).
+    assert ok(d, "/write", {"path": "link/a.txt", "content": "A", "session_id": sid}) == \
+        {"path": "link/a.txt", "bytes_written": 1}
+    ok(d, f"/sessions/alice/{sid}/copy", {"files": [{"path": "abs/b.txt", "content": "B"},
+                                                    {"path": "link/rel/new/d.txt",
+                                                     "content": "D"}]})
+    b = execute(d, sid, "print(open('real/c.txt').read())", files={"link/c.txt": "C"})
+    assert b["stdout"] == "C\n", b
+    # A last component that is a symlink: its target is written, the
+    # link stays; a dangling one makes its target.
+    ok(d, "/write", {"path": "leaf", "content": "new", "session_id": sid})
+    ok(d, "/write", {"path": "dangling", "content": "made", "session_id": sid})
+    out = bash(d, sid, "cat real/a.txt real/b.txt real/sub/new/d.txt real/f.txt missing.txt; "
+                       "echo; test -L link && test -L leaf && test -L dangling && echo links")
+    assert out["stdout"] == "ABDnewmade\nlinks\n", out
+    # Out of the workspace, or round in circles: refused, and nothing of
+    # the batch is written.
+    for path in ("root/etc/evil", "up/evil", "tmp/evil", "loop1/evil"):
+        b = err(d, "/write", {"path": path, "content": "x", "session_id": sid}, status=400,
+                code="S210")
+        assert "symlink" in b["error"], b
+    b = err(d, f"/sessions/alice/{sid}/copy",
+            {"files": [{"path": "link/batch.txt", "content": "x"},
+                       {"path": "tmp/evil", "content": "x"}]}, status=400, code="S210")
+    assert "outside /workspace" in b["error"], b
+    b = err(d, "/v1/sandbox/execute", {"code": "print(1)", "session_id": sid,
+                                       "files": {"up/evil": "x"}}, status=400, code="S210")
+    assert b["exit_code"] == -1
+    assert bash(d, sid, "ls real; ls /tmp; find / -xdev -name evil 2>/dev/null")["stdout"] == \
+        "a.txt\nb.txt\nc.txt\nf.txt\nrel\nsub\n", "nothing else written"
+    # The native archive upload keeps refusing any symlink in a path.
+    import io
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        ti = tarfile.TarInfo("link/native.txt")
+        ti.size = 1
+        t.addfile(ti, io.BytesIO(b"n"))
+    st, body = d.request("PUT", f"/v1/sandboxes/{out['sandbox_id']}/archive/workspace",
+                         token=ALICE, raw=buf.getvalue())
+    assert st == 400 and "symlink" in json.dumps(body), (st, body)
+
+
 def test_symlinks_stay_in_the_sandbox(d):
     sid = new_sid()
     bash(d, sid, "ln -s / root")
@@ -355,6 +442,62 @@ def test_sessions_list_delete_and_admin_only(d):
     assert b["sandbox_id"] != sb and "gone" in b["stdout"]
 
 
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("token", [None, "tok-nobody-0123456789abcdef"])
+def test_auth(d, prefix, token):
+    sid = new_sid()
+    calls = [("/execute", {"code": "print(1)", "session_id": sid}),
+             ("/bash", {"command": "true", "session_id": sid}),
+             ("/read", {"path": "a.txt", "session_id": sid}),
+             ("/read_binary", {"path": "a.txt", "session_id": sid}),
+             ("/write", {"path": "a.txt", "content": "x", "session_id": sid}),
+             ("/grep", {"pattern": "x", "session_id": sid}),
+             ("/glob", {"pattern": "*", "session_id": sid}),
+             (f"/sessions/alice/{sid}/copy", {"files": [{"path": "a.txt", "content": "x"}]})]
+    for route, body in calls:
+        st, b = d.post(prefix + route, body, token=token)
+        assert st == 401, (route, st, b)
+        # The gateway's shape: error a string, the S-code beside it.
+        assert isinstance(b["error"], str) and b["error"].startswith("unauthorized"), (route, b)
+        assert b["code"] == "S005" and b["type"] and "docs_url" in b, (route, b)
+        if route == "/execute":
+            # Answered before the body is read, so before anyone knows
+            # whether it is Flujo's call or the gateway's: the fields of
+            # both (Flujo's integer exit_code among them).
+            assert isinstance(b["exit_code"], int) and b["timed_out"] is False, b
+    st, b = d.get(prefix + "/sessions", token=token)
+    assert st == 401 and b["code"] == "S005" and isinstance(b["error"], str)
+    st, b = d.delete(f"{prefix}/sessions/alice/{sid}", token=token)
+    assert st == 401 and b["code"] == "S005" and isinstance(b["error"], str)
+    # Nothing was made.
+    st, b = d.get("/sessions", token=ADMIN)
+    assert sid not in [s["session_id"] for s in b["sessions"]]
+
+
+def test_write_over_the_workspace_quota(tmp_path):
+    cfg = tmp_path / "cella.yaml"
+    cfg.write_text("workspace_quota_bytes: 1M\npool_size: 0\n")
+    daemon = Daemon(config=str(cfg)).start()
+    try:
+        ok(daemon, "/write", {"path": "small.txt", "content": "x" * 1000, "session_id": "q"},
+           token=None)
+        b = err(daemon, "/write", {"path": "big.bin", "content": "x" * (2 << 20),
+                                   "session_id": "q"}, token=None, status=413, code="S400")
+        assert "quota" in b["error"], b
+        b = err(daemon, "/sessions/default/q/copy",
+                {"files": [{"path": "c1.txt", "content": "x"},
+                           {"path": "c2.bin", "content": "x" * (2 << 20)}]},
+                token=None, status=413, code="S400")
+        b = err(daemon, "/execute", {"code": "print(1)", "session_id": "q",
+                                     "files": {"f.bin": "x" * (2 << 20)}},
+                token=None, status=413, code="S400")
+        assert b["exit_code"] == -1
+        # Nothing of them was written.
+        assert bash(daemon, "q", "ls -A", token=None)["stdout"] == "artifacts\nsmall.txt\n"
+    finally:
+        daemon.close()
+
+
 def test_tenants(d):
     sid = new_sid()
     # A non-admin token cannot act for another tenant, in a body or a URL.
@@ -375,6 +518,24 @@ def test_tenants(d):
     assert b["sandbox_id"] == a and b["stdout"] == "alice\n"
     # Another tenant's sandbox stays invisible on the native routes.
     st, _ = d.get(f"/v1/sandboxes/{a}", token=BOB)
+    assert st == 404
+
+
+def test_an_admin_makes_a_session_for_another_tenant(d):
+    sid = new_sid()
+    # The session's sandbox is the session's tenant's, not the admin's.
+    b = bash(d, sid, "echo first > artifacts/a.txt", token=ADMIN, tenant_id="bob")
+    first = b["artifacts"][0]["url"]
+    b = bash(d, sid, "echo second > artifacts/b.txt", token=BOB)
+    assert [a["path"] for a in b["artifacts"]] == ["artifacts/b.txt"], b
+    st, body = d.get(b["artifacts"][0]["url"], token=BOB)
+    assert st == 200 and body == "second\n", (st, body)
+    st, body = d.get(first, token=BOB)
+    assert st == 200 and body == "first\n", (st, body)
+    st, listing = d.get("/v1/sandboxes", token=BOB)
+    assert b["sandbox_id"] in [x["sandbox_id"] for x in listing["sandboxes"]]
+    # Still nobody else's.
+    st, _ = d.get(b["artifacts"][0]["url"], token=ALICE)
     assert st == 404
 
 
@@ -452,27 +613,65 @@ def test_metrics_name_each_prefix(d):
 
 
 def test_the_session_cap(tmp_path):
+    # Sessions have a cap of their own, apart from max_concurrent_sandboxes:
+    # neither takes the other's places.
     cfg = tmp_path / "cella.yaml"
-    cfg.write_text("gateway_max_sessions: 3\npool_size: 0\n")
+    cfg.write_text("gateway_max_sessions: 4\nmax_concurrent_sandboxes: 2\npool_size: 0\n")
     daemon = Daemon(config=str(cfg)).start()
     try:
-        ids = [bash(daemon, f"cap{i}", "true", token=None)["sandbox_id"] for i in range(3)]
-        st, b = daemon.post("/bash", {"command": "true", "session_id": "cap3"})
-        assert st == 429 and b["code"] == "S400" and "gateway_max_sessions" in b["error"], b
+        ids = [bash(daemon, f"cap{i}", "true", token=None)["sandbox_id"] for i in range(4)]
+        st, b = daemon.post("/bash", {"command": "true", "session_id": "cap4"})
+        assert st == 429 and b["code"] == "S400" and "gateway_max_sessions is 4" in b["error"], b
+        assert "max_concurrent_sandboxes" not in b["error"]
         assert b["exit_code"] == -1 and b["sandbox_id"] is None
+        # Other sandboxes have theirs, whole, and never take a session's.
+        natives = [daemon.create("shell") for _ in range(2)]
+        st, b = daemon.post("/v1/sandboxes", {"image": "shell"})
+        assert st == 429 and "max_concurrent_sandboxes" in b["error"]["message"], b
         # Existing sessions go on; a deleted one frees its place.
         assert bash(daemon, "cap1", "true", token=None)["sandbox_id"] == ids[1]
         st, _ = daemon.delete("/sessions/default/cap0")
         assert st == 200
-        bash(daemon, "cap3", "true", token=None)
+        bash(daemon, "cap4", "true", token=None)
         # A sandbox stopped behind the session's back frees it too.
         st, _ = daemon.delete(f"/v1/sandboxes/{ids[2]}?wait=true")
         assert st == 200
         st, b = daemon.get("/sessions")
-        assert {s["session_id"] for s in b["sessions"]} == {"cap1", "cap3"}
-        bash(daemon, "cap4", "true", token=None)
+        assert {s["session_id"] for s in b["sessions"]} == {"cap1", "cap3", "cap4"}
+        bash(daemon, "cap5", "true", token=None)
+        # Stopping a native sandbox frees a native place, not a session's.
+        st, _ = daemon.delete(f"/v1/sandboxes/{natives[0]}?wait=true")
+        assert st == 200
+        st, b = daemon.post("/bash", {"command": "true", "session_id": "cap6"})
+        assert st == 429 and "gateway_max_sessions" in b["error"], b
+        daemon.create("shell")
     finally:
         daemon.close()
+
+
+def test_the_session_cap_survives_a_restart(tmp_path):
+    # Which cap a sandbox counts against is kept with it.
+    cfg = tmp_path / "cella.yaml"
+    cfg.write_text("gateway_max_sessions: 2\nmax_concurrent_sandboxes: 1\npool_size: 0\n")
+    daemon = Daemon(config=str(cfg)).start()
+    try:
+        for i in range(2):
+            bash(daemon, f"r{i}", "true", token=None)
+        daemon.create("shell")
+        assert daemon.stop() == 0
+        daemon.start()
+        st, b = daemon.post("/bash", {"command": "true", "session_id": "r2"})
+        assert st == 429 and "gateway_max_sessions" in b["error"], b
+        st, b = daemon.post("/v1/sandboxes", {"image": "shell"})
+        assert st == 429 and "max_concurrent_sandboxes" in b["error"]["message"], b
+        bash(daemon, "r1", "true", token=None)
+    finally:
+        daemon.close()
+
+
+def iso_secs(t):
+    from datetime import datetime
+    return datetime.strptime(t, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
 
 
 def test_a_restart_keeps_sessions(tmp_path):
@@ -480,13 +679,25 @@ def test_a_restart_keeps_sessions(tmp_path):
     try:
         b = execute(daemon, "keep", "open('kept.txt', 'w').write('still here')")
         sb = b["sandbox_id"]
+        st, before = daemon.get("/sessions", token=ADMIN)
+        time.sleep(1.5)
         assert daemon.stop() == 0
+        restarted = time.time()
         daemon.start()
+        # The last use survives the restart (the idle clock starts again).
+        st, after = daemon.get("/sessions", token=ADMIN)
+        used = after["sessions"][0]["last_used_at"]
+        assert abs(iso_secs(used) - iso_secs(before["sessions"][0]["last_used_at"])) < 0.1, \
+            (before, after)
+        assert iso_secs(used) < restarted - 1
+        st, info = daemon.get(f"/v1/sandboxes/{sb}", token=ALICE)
+        assert info["last_used_at"] == used
         b = bash(daemon, "keep", "cat kept.txt")
         assert b["sandbox_id"] == sb and b["stdout"] == "still here"
         st, b = daemon.get("/sessions", token=ADMIN)
         assert [(s["tenant_id"], s["session_id"], s["sandbox_id"]) for s in b["sessions"]] == \
             [("alice", "keep", sb)]
+        assert iso_secs(b["sessions"][0]["last_used_at"]) >= restarted - 0.5
     finally:
         daemon.close()
 

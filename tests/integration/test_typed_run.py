@@ -163,6 +163,153 @@ def test_command_mode(d):
     assert b["exit_code"] == 127 and not b["success"]
 
 
+@pytest.mark.parametrize("lang", ["bash", "sh", "shell"])
+def test_shell_code_runs_under_bash_with_pipefail(d, lang):
+    # Flyte's script modes: bash, with set -o pipefail (BEHAVIOUR-NOTES §5).
+    b = ok(d, image="shell", lang=lang, code="false | true; echo $?; [[ -n $BASH_VERSION ]] && "
+                                              "echo bash; set -o | grep pipefail",
+           outputs={"exit_code": "int"}, cache="disable")
+    assert b["stdout"].split("\n")[:2] == ["1", "bash"], b
+    assert "on" in b["stdout"].split("\n")[2]
+    assert b["outputs"] == {"exit_code": 0}
+    # A failing stage fails the script's last pipeline, so the run.
+    b = ok(d, image="shell", lang=lang, code="grep nothing /var/inputs/missing | cat",
+           cache="disable")
+    assert b["exit_code"] == 2 and not b["success"], b
+    # A plain run (iii's sandbox::run) keeps /bin/sh, as its spec says.
+    b = ok(d, image="shell", lang=lang, code="false | true; echo $?")
+    assert b["stdout"] == "0\n" and "outputs" not in b
+
+
+def test_names_are_file_names(d):
+    # Flyte's own example: inputs named like the files they are.
+    b = ok(d, image="shell", command=["/bin/bash", "-c",
+                                      'cat "$0" "$1" > /var/outputs/joined.txt; grep -c def "$1"'],
+           arguments=["/var/inputs/solution.py", "/var/inputs/tests.py"],
+           inputs={"solution.py": {"type": "file", "value": {"content_b64": b64(b"def f(): pass\n")}},
+                   "tests.py": {"type": "file", "value": {"content_b64": b64(b"def test(): f()\n")}}},
+           outputs={"exit_code": "str", "joined.txt": "str"})
+    assert b["success"], b
+    assert b["outputs"] == {"exit_code": "0", "joined.txt": "def f(): pass\ndef test(): f()\n"}
+    assert b["stdout"] == "1\n"
+    # Any safe file name, quotes and spaces included; in verbatim mode
+    # '__' names are files like any other.
+    odd = "it's a \\ name"
+    b = ok(d, image="shell", lang="bash", code='cp "/var/inputs/$N" "/var/outputs/__out-1"',
+           env={"N": odd}, inputs={odd: {"type": "str", "value": "odd"}},
+           outputs={"__out-1": "str"})
+    assert b["outputs"] == {"__out-1": "odd"}, b
+    # auto-IO: identifiers are variables, other names only files.
+    b = ok(d, code=fresh() + "import pathlib\n"
+                             "rows = pathlib.Path('/var/inputs/data.csv').read_text().split()\n"
+                             "n = len(rows) * k\n"
+                             "pathlib.Path('/var/outputs/report.txt').write_text(rows[0])\n"
+                             "print(sorted(v for v in globals() if not v.startswith('__')))",
+           inputs={"data.csv": {"type": "str", "value": "a,1\nb,2\n"},
+                   "k": {"type": "int", "value": 10}},
+           outputs={"n": "int", "report.txt": "str"})
+    assert b["success"], b
+    assert b["outputs"] == {"n": 20, "report.txt": "a,1"}
+    assert b["stdout"] == "['k', 'n', 'pathlib', 'rows']\n"
+    # A non-identifier output the code did not write names its file.
+    b = ok(d, code=fresh() + "x = 1", outputs={"x-y": "int"})
+    assert b["outputs_error"] == "declared output 'x-y' was not written to /var/outputs/x-y"
+
+
+def tar_of(*entries):
+    """A tar archive: (name, bytes) files, (name, None) directories,
+    (name, "->target") symlinks."""
+    import io
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in entries:
+            ti = tarfile.TarInfo(name)
+            if data is None:
+                ti.type = tarfile.DIRTYPE
+                ti.mode = 0o755
+                t.addfile(ti)
+            elif isinstance(data, str):
+                ti.type = tarfile.SYMTYPE
+                ti.linkname = data[2:]
+                t.addfile(ti)
+            else:
+                ti.size = len(data)
+                ti.mode = 0o644
+                t.addfile(ti, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def members(tar_b64):
+    import io
+    import tarfile
+    out = {}
+    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(tar_b64))) as t:
+        for m in t.getmembers():
+            name = m.name.rstrip("/")
+            if m.isdir():
+                out[name] = None
+            elif m.issym():
+                out[name] = "->" + m.linkname
+            else:
+                out[name] = t.extractfile(m).read()
+    return out
+
+
+def test_dir_inputs_and_outputs(d):
+    src = tar_of(("a.txt", b"A"), ("sub", None), ("sub/b.txt", b"B"), ("ln", "->a.txt"))
+    script = ("cd /var/inputs/src && find . | sort && mkdir -p /var/outputs/out/nested && "
+              "cp -a . /var/outputs/out/copy && cat a.txt sub/b.txt > /var/outputs/out/nested/c")
+    b = ok(d, image="shell", command=["/bin/bash", "-c", script],
+           inputs={"src": {"type": "dir", "value": {"tar_b64": b64(src)}}},
+           outputs={"out": "dir"})
+    assert b["success"], b
+    assert b["stdout"] == ".\n./a.txt\n./ln\n./sub\n./sub/b.txt\n"
+    assert members(b["outputs"]["out"]["tar_b64"]) == {
+        "copy": None, "copy/a.txt": b"A", "copy/ln": "->a.txt", "copy/sub": None,
+        "copy/sub/b.txt": b"B", "nested": None, "nested/c": b"AB"}
+    # The same run again: from the cache, the same archive.
+    again = ok(d, image="shell", command=["/bin/bash", "-c", script],
+               inputs={"src": {"type": "dir", "value": {"tar_b64": b64(src)}}},
+               outputs={"out": "dir"})
+    assert again["cached"] and again["outputs"] == b["outputs"]
+    # auto-IO: a dir input is its path, a dir output the code's to fill.
+    b = ok(d, code=fresh() + "import os, pathlib\nnames = ','.join(sorted(os.listdir(src)))\n"
+                             "pathlib.Path('/var/outputs/res').mkdir()\n"
+                             "pathlib.Path('/var/outputs/res/n').write_text(names)\nwhere = src",
+           inputs={"src": {"type": "dir", "value": {"tar_b64": b64(src)}},
+                   "empty": {"type": "dir", "value": {"tar_b64": ""}}},
+           outputs={"names": "str", "res": "dir", "where": "str"})
+    assert b["success"], b
+    assert b["outputs"]["names"] == "a.txt,ln,sub" and b["outputs"]["where"] == "/var/inputs/src"
+    assert members(b["outputs"]["res"]["tar_b64"]) == {"n": b"a.txt,ln,sub"}
+    b = ok(d, image="shell", command=["ls", "-A", "/var/inputs/empty"],
+           inputs={"empty": {"type": "dir", "value": {"tar_b64": ""}}})
+    assert b["success"] and b["stdout"] == "", b
+    # Missing, not a directory, too large: output problems.
+    b = ok(d, image="shell", command=["sh", "-c", "echo x > /var/outputs/f; mkdir -p /var/outputs/big "
+                                                  "&& head -c 9000000 /dev/zero > /var/outputs/big/z"],
+           outputs={"gone": "dir", "f": "dir", "big": "dir"})
+    assert not b["success"] and b["outputs"] == {}
+    assert "declared output 'gone' was not written to /var/outputs/gone" in b["outputs_error"]
+    assert "declared output 'f': not a directory" in b["outputs_error"], b["outputs_error"]
+    assert "declared output 'big': larger than 8388608 bytes" in b["outputs_error"]
+
+
+def test_dir_input_refusals(d):
+    # The upload's own checks: an archive that climbs out fails the stage step.
+    for bad in (tar_of(("../evil", b"x")), tar_of(("ln", "->/tmp"), ("ln/evil", b"x")),
+                b"not a tar archive at all, and longer than one block" * 20):
+        st, b = run(d, image="shell", command=["true"],
+                    inputs={"src": {"type": "dir", "value": {"tar_b64": b64(bad)}}})
+        assert st == 400 and err_code(b) == "S210", (st, b)
+        assert b["error"]["fix"]["context"].endswith("`stage`"), b
+    for bad in ({"content_b64": ""}, {"tar_b64": "***"}, "x", {"tar_b64": "", "more": 1}):
+        st, b = run(d, image="shell", command=["true"],
+                    inputs={"src": {"type": "dir", "value": bad}})
+        assert st == 400 and err_code(b) == "S001", (bad, st, b)
+
+
 def test_exit_code_file(d):
     b = ok(d, image="shell", command=["sh", "-c", "echo out; exit 3"],
            outputs={"exit_code": "int"}, keep_sandbox=True)
@@ -280,14 +427,42 @@ def test_cache_survives_a_restart(tmp_path):
         d.close()
 
 
+def test_cache_hits_check_the_image(tmp_path):
+    # An image taken out of the allowlist answers nothing, from the cache
+    # neither.
+    cfg = tmp_path / "cella.yaml"
+    cfg.write_text("image_allowlist: [python, shell]\npool_size: 0\n")
+    d = Daemon(config=str(cfg)).start()
+    try:
+        body = dict(image="python", code=fresh() + "r = 7", outputs={"r": "int"})
+        assert ok(d, token=None, **body)["outputs"] == {"r": 7}
+        assert ok(d, token=None, **body)["cached"] is True
+        d.stop()
+        cfg.write_text("image_allowlist: [shell]\npool_size: 0\n")
+        d.start()
+        st, b = run(d, token=None, **body)
+        assert st == 400 and err_code(b) == "S100", (st, b)
+        assert b["error"]["fix"]["context"].endswith("`create`")
+        # Allowed again, the entry is still there.
+        d.stop()
+        cfg.write_text("image_allowlist: [python]\npool_size: 0\n")
+        d.start()
+        assert ok(d, token=None, **body)["cached"] is True
+    finally:
+        d.close()
+
+
 def test_bad_requests(d):
     bad = [
-        dict(code="1", inputs={"1x": {"type": "int", "value": 1}}),
         dict(code="1", inputs={"a/b": {"type": "int", "value": 1}}),
         dict(code="1", inputs={"..": {"type": "int", "value": 1}}),
-        dict(code="1", inputs={"x" * 65: {"type": "int", "value": 1}}),
-        dict(code="1", outputs={"a-b": "int"}),
+        dict(code="1", inputs={".": {"type": "int", "value": 1}}),
+        dict(code="1", inputs={"x" * 256: {"type": "int", "value": 1}}),
+        dict(code="1", outputs={"a/": "int"}),
         dict(code="1", outputs={"": "int"}),
+        # auto-IO: a name like the namespace's own would replace them.
+        dict(code="1", inputs={"__builtins__": {"type": "int", "value": 1}}),
+        dict(code="1", outputs={"__x": "int"}),
         dict(code="1", inputs={"x": {"type": "complex", "value": 1}}),
         dict(code="1", inputs={"x": {"type": "int", "value": "1"}}),
         dict(code="1", inputs={"x": {"type": "int", "value": 1.5}}),
@@ -302,7 +477,8 @@ def test_bad_requests(d):
         dict(code="1", inputs={"x": {"type": "timedelta", "value": "soon"}}),
         dict(code="1", inputs={"x": {"type": "file", "value": {"content_b64": "***"}}}),
         dict(code="1", inputs={"x": {"type": "file", "value": "text"}}),
-        dict(code="1", outputs={"a": "dir"}),
+        dict(code="1", outputs={"a": "folder"}),
+        dict(code="1", inputs={"x": {"type": "dir", "value": {"content_b64": ""}}}),
         dict(code="1", outputs={"a": 1}),
         dict(code="1", outputs={f"o{i}": "int" for i in range(65)}),
         dict(code="1", command=["ls"]),
@@ -322,15 +498,63 @@ def test_bad_requests(d):
     for body in bad:
         st, b = run(d, **body)
         assert st == 400 and err_code(b) == "S001", (body, st, b)
-    st, b = run(d, code="1", inputs={"1x": {"type": "int", "value": 1}})
-    assert "input name '1x'" in b["error"]["message"]
-    st, b = run(d, code="1", outputs={"x": "dir"})
+    st, b = run(d, code="1", inputs={"a/b": {"type": "int", "value": 1}})
+    assert "input name 'a/b'" in b["error"]["message"]
+    st, b = run(d, code="1", outputs={"__x": "int"})
+    assert "output name '__x'" in b["error"]["message"] and "auto_io" in b["error"]["message"]
+    st, b = run(d, code="1", outputs={"x": "folder"})
     assert "outputs.x" in b["error"]["message"]
     st, b = run(d, code="1", inputs={"when": {"type": "datetime", "value": "yesterday"}})
     assert "inputs.when.value" in b["error"]["message"]
     # Step errors keep their code and name their step, as plain runs do.
     st, b = run(d, image="cobol", code="x = 1", outputs={"x": "int"})
     assert err_code(b) == "S100" and b["error"]["fix"]["context"].endswith("`create`")
+
+
+def test_auth_and_tenants(d):
+    body = dict(image="shell", command=["true"], outputs={"exit_code": "int"})
+    for token in (None, "tok-nobody-0123456789abcdef"):
+        st, b = run(d, token=token, **body)
+        assert st == 401 and err_code(b) == "S005", (st, b)
+    # A kept sandbox is its tenant's: another tenant cannot see, use or stop it.
+    b = ok(d, keep_sandbox=True, **body)
+    sid = b["sandbox_id"]
+    try:
+        st, _ = d.get(f"/v1/sandboxes/{sid}", token=B)
+        assert st == 404
+        st, x = d.exec(sid, token=B, argv=["true"])
+        assert st == 404 and err_code(x) == "S002", x
+        st, x = d.post(f"/v1/sandboxes/{sid}/fs/read", {"path": "/var/outputs/exit_code"},
+                       token=B)
+        assert st == 404
+        st, _ = d.delete(f"/v1/sandboxes/{sid}", token=B)
+        assert st == 404
+        st, listing = d.get("/v1/sandboxes", token=B)
+        assert sid not in [s["sandbox_id"] for s in listing["sandboxes"]]
+        st, x = d.exec(sid, token=A, argv=["cat", "/var/outputs/exit_code"])
+        assert st == 200 and x["stdout"] == "0"
+    finally:
+        d.delete(f"/v1/sandboxes/{sid}", token=A)
+
+
+def test_step_errors(d):
+    # write: a file where the sandbox user may not write.
+    st, b = run(d, image="shell", command=["true"], files=[{"path": "/usr/evil", "content": "x"}],
+                outputs={"exit_code": "int"})
+    assert st >= 400 and err_code(b) == "S215", (st, b)
+    fix = b["error"]["fix"]
+    assert fix["context"].endswith("`write`") and fix["inner_code"] == "S215" and fix["sandbox_id"]
+    # stage: an input whose place a file made a directory.
+    st, b = run(d, image="shell", command=["true"],
+                files=[{"path": "/var/inputs/x/inside", "content": "x"}],
+                inputs={"x": {"type": "str", "value": "v"}})
+    assert st >= 400 and err_code(b) == "S212", (st, b)
+    assert b["error"]["fix"]["context"].endswith("`stage`"), b
+    # (collect fails as a step only when the sandbox or the client goes away;
+    # what the program left is an output problem, never a step error.)
+    b = ok(d, image="shell", command=["sh", "-c", "mkdir -p /var/outputs/o/$(seq -s/ 300)"],
+           outputs={"o": "dir"}, cache="disable")
+    assert not b["success"] and "declared output 'o'" in b["outputs_error"], b
 
 
 def test_plain_runs_and_iii_are_unchanged(d):

@@ -289,7 +289,9 @@ static void test_env(void **state)
     assert_int_equal(env_load(&c, e1, &err), 0);
     assert_int_equal(c.default_memory_mb, 1024);
     assert_int_equal(c.default_idle_timeout_secs, 120);
-    assert_int_equal(c.max_concurrent_sandboxes, 9);
+    /* The session ceiling is the sessions' own: every other sandbox keeps
+     * max_concurrent_sandboxes. */
+    assert_int_equal(c.max_concurrent_sandboxes, 32);
     /* The gateway's sessions take the gateway's variables too. */
     assert_int_equal(c.gateway_memory_mb, 1024);
     assert_int_equal(c.gateway_idle_timeout_secs, 120);
@@ -318,7 +320,7 @@ static void test_env(void **state)
     const char *const gpu[] = { "SANDBOX_GPU_ENABLED", "true", "SANDBOX_MAX_SESSIONS", "3", NULL };
     assert_int_equal(env_load(&c, gpu, &err), -1);
     assert_string_equal(err.msg, "SANDBOX_GPU_ENABLED: cella has no GPU passthrough yet");
-    assert_int_equal(c.max_concurrent_sandboxes, 9);   /* refused: nothing changed */
+    assert_int_equal(c.gateway_max_sessions, 9);   /* refused: nothing changed */
     const char *const gpu1[] = { "SANDBOX_GPU_ENABLED", "1", NULL };
     assert_int_equal(env_load(&c, gpu1, &err), -1);
     const char *const backend[] = { "SANDBOX_BACKEND", "e2b", NULL };

@@ -47,15 +47,26 @@ static void test_names_and_types(void **state)
     long_ok[TYPED_NAME_MAX] = 'a';
     long_ok[TYPED_NAME_MAX + 1] = '\0';
     assert_false(typed_name_ok(long_ok));
-    static const char *const bad[] = {"", "1x", "a-b", "a/b", "..", ".", "a b", "é", "a.b"};
+    /* Names are file names: Flyte's own examples name inputs "solution.py". */
+    static const char *const files[] = {"1x", "a-b", "solution.py", "a b", "é", "...", "-rf",
+                                        "__init__", "a\nb"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        assert_true(typed_name_ok(files[i]));
+        assert_false(typed_name_is_var(files[i]) && strcmp(files[i], "__init__"));
+    }
+    static const char *const bad[] = {"", "a/b", "..", ".", "/", "a/"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_false(typed_name_ok(bad[i]));
+    assert_true(typed_name_is_var("x") && typed_name_is_var("_a1") && typed_name_is_var("__x"));
+    assert_false(typed_name_is_var("1x") || typed_name_is_var("a.b") || typed_name_is_var(""));
     typed_type t;
-    for (int k = TT_INT; k <= TT_FILE; k++) {
+    for (int k = TT_INT; k <= TT_LAST; k++) {
         assert_int_equal(typed_type_parse(typed_type_name((typed_type)k), &t), 0);
         assert_int_equal(t, k);
     }
-    assert_int_equal(typed_type_parse("dir", &t), -1);
+    assert_int_equal(typed_type_parse("dir", &t), 0);
+    assert_int_equal(t, TT_DIR);
+    assert_int_equal(typed_type_parse("Dir", &t), -1);
     assert_int_equal(typed_type_parse("Int", &t), -1);
     assert_null(typed_type_name((typed_type)0));
 }
@@ -358,7 +369,7 @@ static void test_cache_entries(void **state)
     /* So is a bad name. */
     cbuf_reset(&r.outputs[0].data);
     cbuf_append(&r.outputs[0].data, "4", 1);
-    r.outputs[0].name[0] = '-';
+    r.outputs[0].name[0] = '/';
     cbuf_init(&enc);
     typed_result_encode(&r, &enc);
     assert_int_equal(typed_result_decode(cbuf_head(&enc), cbuf_avail(&enc), &back), -1);
@@ -376,9 +387,30 @@ static void test_wrapper(void **state)
     typed_wrapper(&r, "/tmp/run.py", &w);
     cbuf_append(&w, "", 1);
     const char *s = (const char *)cbuf_head(&w);
-    assert_non_null(strstr(s, "_IN = [('x', 'int'), ('name', 'str'), ]\n"));
-    assert_non_null(strstr(s, "_OUT = [('y', 'int'), ('z', 'file'), ]\n"));
+    assert_non_null(strstr(s, "_IN = [('x', 'int', True), ('name', 'str', True), ]\n"));
+    assert_non_null(strstr(s, "_OUT = [('y', 'int', True), ('z', 'file', True), ]\n"));
     assert_non_null(strstr(s, "_CODE = '/tmp/run.py'\n"));
+    /* Names that are not identifiers are files only, and any byte of them
+     * is escaped: a quote or a backslash cannot end the literal. */
+    static const typed_value odd_in[] = {
+        {"solution.py", TT_FILE, (const uint8_t *)"", 0},
+        {"it's \\ \xc3\xa9", TT_STR, (const uint8_t *)"", 0},
+    };
+    static const typed_decl odd_out[] = {{"a-b", TT_INT}};
+    r.inputs = odd_in;
+    r.outputs = odd_out;
+    r.n_outputs = 1;
+    cbuf_append(&w, "\n", 1);
+    size_t at = cbuf_avail(&w);
+    typed_wrapper(&r, "/tmp/run.py", &w);
+    cbuf_append(&w, "", 1);
+    s = (const char *)cbuf_head(&w);
+    const char *odd = s + at;
+    assert_non_null(strstr(odd, "_IN = [('solution.py', 'file', False), "
+                                "(b'it\\x27s\\x20\\x5c\\x20\\xc3\\xa9'.decode('utf-8', "
+                                "'surrogateescape'), 'str', False), ]\n"));
+    assert_non_null(strstr(odd, "_OUT = [('a-b', 'int', False), ]\n"));
+    s = odd;
     /* It is Python: checked by the interpreter when there is one. */
     if (access("/usr/bin/python3", X_OK) == 0) {
         char path[] = "/tmp/cella-wrapper-XXXXXX";
@@ -447,10 +479,14 @@ static void test_decode(void **state)
     json_decref(j);
 
     static const char *const bad[] = {
-        "{\"image\":\"p\",\"code\":\"1\",\"inputs\":{\"1x\":{\"type\":\"int\",\"value\":1}}}",
+        "{\"image\":\"p\",\"code\":\"1\",\"inputs\":{\"a/b\":{\"type\":\"int\",\"value\":1}}}",
+        "{\"image\":\"p\",\"code\":\"1\",\"inputs\":{\"..\":{\"type\":\"int\",\"value\":1}}}",
+        /* auto-IO: the namespace's own names are refused */
+        "{\"image\":\"p\",\"code\":\"1\",\"outputs\":{\"__file__\":\"str\"}}",
         "{\"image\":\"p\",\"code\":\"1\",\"inputs\":{\"x\":{\"type\":\"int\",\"value\":1.5}}}",
         "{\"image\":\"p\",\"code\":\"1\",\"inputs\":{\"x\":{\"type\":\"file\",\"value\":{}}}}",
-        "{\"image\":\"p\",\"code\":\"1\",\"outputs\":{\"x\":\"dir\"}}",
+        "{\"image\":\"p\",\"code\":\"1\",\"outputs\":{\"x\":\"folder\"}}",
+        "{\"image\":\"p\",\"code\":\"1\",\"inputs\":{\"x\":{\"type\":\"dir\",\"value\":{\"content_b64\":\"\"}}}}",
         "{\"image\":\"p\",\"code\":\"1\",\"command\":[\"ls\"]}",
         "{\"image\":\"p\",\"command\":[\"ls\"],\"auto_io\":true}",
         "{\"image\":\"p\",\"lang\":\"node\",\"code\":\"1\",\"auto_io\":true}",
@@ -477,6 +513,10 @@ static void test_value_json(void **state)
     json_decref(v);
     v = api_typed_value_json(TT_FILE, (const uint8_t *)"hi", 2);
     assert_string_equal(json_string_value(json_object_get(v, "content_b64")), "aGk=");
+    json_decref(v);
+    v = api_typed_value_json(TT_DIR, (const uint8_t *)"hi", 2);
+    assert_string_equal(json_string_value(json_object_get(v, "tar_b64")), "aGk=");
+    assert_int_equal(json_object_size(v), 1);
     json_decref(v);
     v = api_typed_value_json(TT_BOOL, (const uint8_t *)"false", 5);
     assert_true(json_is_false(v));
