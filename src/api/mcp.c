@@ -26,7 +26,11 @@
 static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
                                        NULL};
 
+/* Messages in one batch. */
+#define MCP_MAX_BATCH 16
+
 enum {
+    RPC_INTERNAL = -32603,
     RPC_PARSE = -32700,
     RPC_INVALID_REQUEST = -32600,
     RPC_NO_METHOD = -32601,
@@ -375,10 +379,23 @@ static const struct {
 
 /* ---- JSON-RPC ---------------------------------------------------------------------- */
 
+/* Text for a JSON string: a message that quotes the caller (a method or
+ * tool name cut at a byte count) may not be valid UTF-8, and jansson would
+ * refuse it, losing the whole answer. */
+static json_t *text_json(const char *s)
+{
+    cbuf b;
+    cbuf_init(&b);
+    utf8_lossy(&b, (const uint8_t *)s, strlen(s));
+    json_t *t = json_stringn((const char *)cbuf_head(&b), cbuf_avail(&b));
+    cbuf_free(&b);
+    return t ? t : json_string("(unprintable)");
+}
+
 static json_t *rpc_error(json_t *id, int code, const char *msg)
 {
-    return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-                     "error", "code", code, "message", msg);
+    return json_pack("{s:s,s:O,s:{s:i,s:o}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+                     "error", "code", code, "message", text_json(msg));
 }
 
 static json_t *rpc_result(json_t *id, json_t *result)
@@ -426,9 +443,10 @@ static json_t *tool_error(const core_error *e)
         cella_free(line);
     }
     json_decref(obj);
-    json_t *text = json_stringn((const char *)cbuf_head(&b), cbuf_avail(&b));
+    cbuf_append(&b, "", 1);
+    json_t *text = text_json((const char *)cbuf_head(&b));
     cbuf_free(&b);
-    json_t *r = text_content(text ? text : json_string("error"), true);
+    json_t *r = text_content(text, true);
     json_decref(text);
     return r;
 }
@@ -530,6 +548,18 @@ static json_t *handle(http_ctx *c, json_t *m)
     return rpc_error(id, RPC_NO_METHOD, msg);
 }
 
+/* handle(), but a request (a message with an id) always gets an answer:
+ * a client waits for one, and a lost answer would hang it. */
+static json_t *answer_one(http_ctx *c, json_t *m)
+{
+    json_t *r = handle(c, m);
+    json_t *id = json_is_object(m) ? json_object_get(m, "id") : NULL;
+    if (!r && id && (json_is_string(id) || json_is_integer(id)) &&
+        json_object_get(m, "method"))
+        r = rpc_error(id, RPC_INTERNAL, "internal error: the answer could not be made");
+    return r;
+}
+
 static void h_mcp(http_ctx *c)
 {
     json_error_t je;
@@ -544,15 +574,21 @@ static void h_mcp(http_ctx *c)
     }
     json_t *answer = NULL;
     if (json_is_array(j)) {
-        /* A batch (protocol versions up to 2025-03-26). */
+        /* A batch (protocol versions up to 2025-03-26; later ones dropped
+         * them). Each answer can be far larger than its request, and all
+         * are held until the reply: so few are taken. */
         if (!json_array_size(j)) {
             answer = rpc_error(NULL, RPC_INVALID_REQUEST, "an empty batch");
+        } else if (json_array_size(j) > MCP_MAX_BATCH) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "a batch holds at most %d messages", MCP_MAX_BATCH);
+            answer = rpc_error(NULL, RPC_INVALID_REQUEST, msg);
         } else {
             answer = json_array();
             size_t i;
             json_t *m;
             json_array_foreach(j, i, m) {
-                json_t *r = handle(c, m);
+                json_t *r = answer_one(c, m);
                 if (r)
                     json_array_append_new(answer, r);
             }
@@ -562,7 +598,7 @@ static void h_mcp(http_ctx *c)
             }
         }
     } else {
-        answer = handle(c, j);
+        answer = answer_one(c, j);
     }
     json_decref(j);
     if (!answer) {

@@ -30,7 +30,8 @@
 #define MAX_MEMORY_MB 1048576u
 #define TOKEN_MIN_LEN 16
 
-enum kind { K_STR, K_OPT_STR, K_U32, K_U64, K_SIZE, K_CPUS, K_BOOL, K_ALLOWLIST, K_CUSTOM, K_CAPS };
+enum kind { K_STR, K_OPT_STR, K_U32, K_U64, K_SIZE, K_CPUS, K_BOOL, K_STRV, K_ALLOWLIST, K_CUSTOM,
+             K_CAPS };
 
 typedef struct field {
     const char *name;
@@ -68,6 +69,7 @@ static const field fields[] = {
     F(max_idle_timeout_secs, K_U64, 1, 31536000),
     F(workspace_quota_bytes, K_SIZE, 0, 1ull << 50),
     F(gateway_max_sessions, K_U32, 1, 100000),
+    F(allowed_origins, K_STRV, 0, 0),
     F(gateway_idle_timeout_secs, K_U64, 1, 31536000),
     F(gateway_memory_mb, K_U64, MIN_MEMORY_MB, MAX_MEMORY_MB),
 };
@@ -124,6 +126,7 @@ void config_free(cella_config *c)
     cella_free(c->config_file);
     cella_free(c->default_image);
     cella_strv_free(c->image_allowlist);
+    cella_strv_free(c->allowed_origins);
     free_custom(c->custom_images, c->n_custom_images);
     free_caps(c->per_image_caps, c->n_image_caps);
     memset(c, 0, sizeof(*c));
@@ -333,13 +336,12 @@ static int get_cpus(const yctx *y, const yaml_node_t *n, const char *key, bool z
     return 0;
 }
 
-static int set_allowlist(const yctx *y, const yaml_node_t *n, cella_config *c)
+/* A sequence of strings into *slot (NULL for a null node). */
+static int set_strv(const yctx *y, const yaml_node_t *n, const char *key, char ***slot)
 {
-    const char *key = "image_allowlist";
-    if (is_null(n)) {   /* as serde reads `image_allowlist:`: not set */
-        cella_strv_free(c->image_allowlist);
-        c->image_allowlist = NULL;
-        c->allowlist_set = false;
+    if (is_null(n)) {
+        cella_strv_free(*slot);
+        *slot = NULL;
         return 0;
     }
     if (!want_type(y, n, key, YAML_SEQUENCE_NODE))
@@ -356,9 +358,17 @@ static int set_allowlist(const yctx *y, const yaml_node_t *n, cella_config *c)
         }
         v[i++] = cella_strdup(s);
     }
-    cella_strv_free(c->image_allowlist);
-    c->image_allowlist = v;
-    c->allowlist_set = true;
+    cella_strv_free(*slot);
+    *slot = v;
+    return 0;
+}
+
+static int set_allowlist(const yctx *y, const yaml_node_t *n, cella_config *c)
+{
+    /* As serde reads `image_allowlist:` (null): not set. */
+    if (set_strv(y, n, "image_allowlist", &c->image_allowlist) < 0)
+        return -1;
+    c->allowlist_set = c->image_allowlist != NULL;
     return 0;
 }
 
@@ -530,6 +540,8 @@ static int apply_field(const yctx *y, const field *f, const yaml_node_t *n, cell
         else
             return yfail(y, n, f->name, "'%s' is not true or false", s);
         return 0;
+    case K_STRV:
+        return set_strv(y, n, f->name, p);
     case K_ALLOWLIST:
         return set_allowlist(y, n, c);
     case K_CUSTOM:

@@ -33,6 +33,7 @@ typedef struct cella_config {
 
     /* iii-sandbox's fields */
     char **image_allowlist;             /* NULL-terminated; NULL when the file did not set it */
+    char **allowed_origins;             /* browser Origins let in ("*": any); NULL: none */
     bool allowlist_set;                 /* set (possibly to []): fail closed on it */
     cfg_custom_image *custom_images;    /* sorted by name */
     size_t n_custom_images;

@@ -21,6 +21,9 @@ static const core_code_info catalogue[] = {
      "send `Authorization: Bearer <token>` with a token from the daemon's tokens file"},
     {S006, "S006", "validation", false, 403, "admin only",
      "use a token marked `admin` in the tokens file"},
+    {S007, "S007", "validation", false, 403, "browser request refused",
+     "call the API from a program, not a web page; or list the page's origin in "
+     "allowed_origins"},
     {S100, "S100", "config", false, 400, "image not in catalog",
      "pick an image from GET /v1/catalog, or ask the operator to allow it"},
     {S101, "S101", "internal", false, 500, "image files missing",

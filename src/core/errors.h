@@ -18,6 +18,7 @@ typedef enum core_code {
     S004 = 4,      /* sandbox already stopped */
     S005 = 5,      /* cella: missing or unknown token */
     S006 = 6,      /* cella: admin only */
+    S007 = 7,      /* cella: a web page's request (Origin, Host) refused */
     S100 = 100,    /* image not in catalog */
     S101 = 101,    /* image files missing */
     S102 = 102,    /* image install failed */

@@ -1,6 +1,7 @@
 #include "http/server.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -406,6 +407,50 @@ static int authenticate(http_server *s, req *r, core_error *e)
     return 0;
 }
 
+/* "localhost", "127.x.y.z" or "[::1]", with or without ":port". */
+static bool host_is_loopback(const char *h)
+{
+    size_t n = strlen(h);
+    const char *colon = h[0] == '[' ? strstr(h, "]:") : strrchr(h, ':');
+    if (colon && h[0] == '[')
+        colon++;
+    if (colon)
+        n = (size_t)(colon - h);
+    if ((n == 9 && !strncasecmp(h, "localhost", 9)) || (n == 5 && !strncmp(h, "[::1]", 5)))
+        return true;
+    if (n < 9 || n > 15 || strncmp(h, "127.", 4) != 0)
+        return false;
+    for (size_t i = 4; i < n; i++)
+        if (!isdigit((unsigned char)h[i]) && h[i] != '.')
+            return false;
+    return true;
+}
+
+/* Web pages are refused. A page the user visits can post to the daemon on
+ * loopback (a cross-site form or fetch needs no preflight for a text
+ * body), and with DNS rebinding it can read the answers too: it would run
+ * code and read files in the user's name. cella's clients are programs,
+ * which send no Origin; browsers always send one on such requests. Without
+ * tokens, nothing else stands in a page's way, so there the Host must also
+ * name loopback (a rebound name does not). */
+static int check_browser(http_server *s, req *r, core_error *e)
+{
+    const char *origin = http_header(&r->c, "Origin");
+    if (origin) {
+        bool ok = false;
+        for (char **o = s->cfg->allowed_origins; o && *o && !ok; o++)
+            ok = !strcmp(*o, "*") || !strcasecmp(*o, origin);
+        if (!ok)
+            return core_fail(e, S007, "forbidden: requests from web pages are refused (Origin "
+                             "%.100s is not in allowed_origins)", origin);
+    }
+    const char *host = http_header(&r->c, "Host");
+    if ((!s->tokens || s->tokens->n == 0) && host && !host_is_loopback(host))
+        return core_fail(e, S007, "forbidden: without tokens, only loopback names may be "
+                         "used as the Host (got %.100s)", host);
+    return 0;
+}
+
 /* ---- the request cycle ------------------------------------------------------ */
 
 static void too_large(http_server *s, req *r)
@@ -426,7 +471,7 @@ static bool precheck(http_server *s, req *r)
     r->route = route_find(s, r->c.method, r->c.path, r->c.params, r->params_buf,
                           sizeof(r->params_buf), &r->path_route);
     bool known = r->path_route != NULL;
-    if (authenticate(s, r, &e) < 0) {
+    if (check_browser(s, r, &e) < 0 || authenticate(s, r, &e) < 0) {
         http_reply_error(&r->c, &e);
         return false;
     }

@@ -2,6 +2,7 @@
 loopback port, real sandboxes, every route and the errors it can give."""
 import base64
 import json
+import os
 import socket
 import threading
 import time
@@ -433,3 +434,41 @@ def test_metrics(d):
     # Every request is logged as one logfmt line (once its answer has gone).
     wait_until(lambda: any('event=request method="GET" path="/metrics" route="/metrics" status=200'
                            in l for l in d.log))
+
+
+def test_web_pages_are_refused(d, tmp_path):
+    # A page the user visits must not drive the daemon on loopback: a
+    # request with an Origin is refused, and so is a Host that is not a
+    # loopback name when there are no tokens (DNS rebinding).
+    body = '{"image": "shell", "lang": "shell", "code": "echo pwned"}'
+    for headers in ({"Origin": "https://evil.example"},
+                    {"Origin": "null"},
+                    {"Host": "evil.example:7878"},
+                    {"Host": "127.0.0.1.evil.example"},
+                    {"Origin": "https://evil.example", "Content-Type": "text/plain"}):
+        st, b = d.request("POST", "/v1/run", raw=body, headers=headers)
+        assert st == 403 and err_code(b) == "S007", (headers, st, b)
+    for host in ("localhost", f"localhost:{d.port}", f"127.0.0.1:{d.port}", "127.1.2.3", "[::1]:9"):
+        st, b = d.request("GET", "/healthz", headers={"Host": host})
+        assert st == 200, (host, b)
+    # The MCP route answers in its own shape.
+    st, b = d.request("POST", "/mcp", raw='{"jsonrpc":"2.0","id":1,"method":"ping"}',
+                      headers={"Origin": "https://evil.example"})
+    assert st == 403 and b["jsonrpc"] == "2.0" and "S007" in b["error"]["message"]
+    # An operator may let a console's origin in; with tokens the Host is free.
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text('allowed_origins: ["https://console.example"]\n')
+    tok = tmp_path / "tokens"
+    tok.write_text("tok-origin-test-0123456789 alice\n")
+    os.chmod(tok, 0o600)
+    d2 = Daemon(config=str(cfg), tokens=str(tok)).start()
+    try:
+        T = "tok-origin-test-0123456789"
+        st, b = d2.request("GET", "/v1/sandboxes", token=T,
+                           headers={"Origin": "https://console.example", "Host": "cella.internal"})
+        assert st == 200, b
+        st, b = d2.request("GET", "/v1/sandboxes", token=T,
+                           headers={"Origin": "https://other.example"})
+        assert st == 403 and err_code(b) == "S007"
+    finally:
+        d2.close()
