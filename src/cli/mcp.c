@@ -3,11 +3,17 @@
  * `cella mcp` and writes JSON-RPC messages to its stdin, one per line; each
  * is POSTed to the daemon and the answer, if any, written to stdout as one
  * line. The tools themselves live in the daemon (api/mcp.c), so stdio and
- * HTTP clients see the same server. Messages go one at a time: the stdio
- * transport does not need more, and answers stay in order. */
+ * HTTP clients see the same server.
+ *
+ * Messages are relayed concurrently (up to MCP_RELAY_MAX at once): a
+ * command that runs for an hour must not hold up a ping or a second call,
+ * and JSON-RPC answers carry their ids, so their order does not matter.
+ * stdout carries nothing but whole JSON-RPC messages; diagnostics go to
+ * stderr. */
 #include "cli/mcp.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +23,8 @@
 #include "cli/client.h"
 #include "cli/httpc.h"
 #include "util/alloc.h"
+
+#define MCP_RELAY_MAX 16
 
 static const char usage[] =
     "Usage: cella mcp [--url URL]\n"
@@ -35,67 +43,147 @@ static const char usage[] =
     "  {\"mcpServers\": {\"cella\": {\"command\": \"cella\", \"args\": [\"mcp\"],\n"
     "                             \"env\": {\"CELLA_URL\": \"http://127.0.0.1:7878\"}}}}\n";
 
-/* A JSON-RPC error for the request in line (no answer for a notification),
- * written as one line. */
-static void reply_error(const char *line, size_t len, int code, const char *msg)
+typedef struct relay {
+    const char *url, *token;
+    pthread_mutex_t out_mu;       /* one message per line: writers take turns */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned running;
+} relay;
+
+typedef struct job {
+    relay *r;
+    char *line;
+    size_t len;
+} job;
+
+static void emit(relay *r, json_t *msg)
+{
+    char *s = json_dumps(msg, JSON_COMPACT);
+    if (!s)
+        return;
+    pthread_mutex_lock(&r->out_mu);
+    fputs(s, stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
+    pthread_mutex_unlock(&r->out_mu);
+    free(s);
+}
+
+static json_t *error_for(json_t *id, int code, const char *msg)
+{
+    return json_pack("{s:s,s:O,s:{s:i,s:s?}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+                     "error", "code", code, "message", msg);
+}
+
+/* Answers every request in the line (a message or a batch) with this
+ * error, under its own id; notifications get nothing, as they must. */
+static void fail_all(relay *r, const char *line, size_t len, int code, const char *msg)
 {
     json_error_t je;
     json_t *m = json_loadb(line, len, 0, &je);
-    json_t *id = json_is_object(m) ? json_object_get(m, "id") : NULL;
-    if (json_is_object(m) && !id) {
-        json_decref(m);               /* a notification: nothing may answer it */
+    if (!m) {
+        json_t *e = error_for(NULL, -32700, "Parse error: the line is not JSON");
+        emit(r, e);
+        json_decref(e);
         return;
     }
-    json_t *r = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-                          "error", "code", code, "message", msg);
-    char *s = json_dumps(r, JSON_COMPACT);
-    if (s) {
-        fputs(s, stdout);
-        fputc('\n', stdout);
-        fflush(stdout);
-        free(s);
+    if (json_is_array(m)) {
+        json_t *out = json_array();
+        size_t i;
+        json_t *x;
+        json_array_foreach(m, i, x) {
+            json_t *id = json_object_get(x, "id");
+            if (id)
+                json_array_append_new(out, error_for(id, code, msg));
+        }
+        if (json_array_size(out))
+            emit(r, out);
+        json_decref(out);
+    } else {
+        json_t *id = json_object_get(m, "id");
+        if (id || !json_is_object(m)) {
+            json_t *e = error_for(id, code, msg);
+            emit(r, e);
+            json_decref(e);
+        }
     }
-    json_decref(r);
     json_decref(m);
 }
 
-/* The daemon's answer as one line: re-encoded compactly, so nothing in it
- * (a pretty-printed body, a stray newline) can split the message. */
-static void reply_body(httpc_response *res, const char *line, size_t len)
+static bool is_rpc(json_t *m)
 {
-    const char *body = httpc_body_str(res);
+    const char *v = json_string_value(json_object_get(m, "jsonrpc"));
+    return json_is_object(m) && v && !strcmp(v, "2.0");
+}
+
+/* The daemon's answer, passed on only when it is JSON-RPC (a proxy's page
+ * or another server's error must not reach the client's stdout). */
+static void pass_on(relay *r, httpc_response *res, const char *line, size_t len)
+{
     json_error_t je;
-    json_t *j = json_loads(body, 0, &je);
-    if (!j) {
-        char msg[256];
-        snprintf(msg, sizeof(msg), "the cella daemon answered HTTP %d without JSON-RPC",
-                 res->status);
-        reply_error(line, len, -32603, msg);
-        return;
+    json_t *j = json_loads(httpc_body_str(res), 0, &je);
+    bool ok = is_rpc(j);
+    if (json_is_array(j)) {
+        size_t i;
+        json_t *x;
+        ok = json_array_size(j) > 0;
+        json_array_foreach(j, i, x)
+            ok = ok && is_rpc(x);
     }
-    /* The daemon refuses some calls before reading them (a wrong token, a
-     * body too large): its error then has no id. The request's own id is
-     * put back, or the client would wait for an answer that never comes. */
-    if (json_is_object(j) && json_is_null(json_object_get(j, "id"))) {
-        json_t *m = json_loadb(line, len, 0, &je);
-        json_t *id = json_is_object(m) ? json_object_get(m, "id") : NULL;
-        if (json_is_object(m) && !id) {
-            json_decref(m);           /* a notification: nothing may answer it */
-            json_decref(j);
-            return;
-        }
-        if (id)
-            json_object_set(j, "id", id);
-        json_decref(m);
+    if (!ok) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "the daemon at --url answered HTTP %d without JSON-RPC "
+                 "(is it cella, and is the URL its root?)", res->status);
+        fail_all(r, line, len, -32603, msg);
+    } else if (json_is_object(j) && json_is_null(json_object_get(j, "id"))) {
+        /* The daemon refuses some calls before reading them (a wrong
+         * token, a body too large): its error has no id then. Each request
+         * gets it under its own id, or its client would wait for ever. */
+        const char *msg = json_string_value(json_object_get(json_object_get(j, "error"),
+                                                            "message"));
+        json_t *code = json_object_get(json_object_get(j, "error"), "code");
+        fail_all(r, line, len, json_is_integer(code) ? (int)json_integer_value(code) : -32603,
+                 msg ? msg : "the daemon refused the request");
+    } else {
+        emit(r, j);
     }
-    char *s = json_dumps(j, JSON_COMPACT);
     json_decref(j);
-    if (s) {
-        fputs(s, stdout);
-        fputc('\n', stdout);
-        fflush(stdout);
-        free(s);
+}
+
+static void *relay_one(void *arg)
+{
+    job *jb = arg;
+    relay *r = jb->r;
+    httpc_response res;
+    httpc_response_init(&res);
+    cella_err e = {0};
+    if (httpc_request(r->url, "POST", "/mcp", r->token, "application/json, text/event-stream",
+                      jb->line, jb->len, &res, &e) < 0) {
+        char *msg = cella_asprintf("cannot reach the cella daemon at %.200s: %s", r->url, e.msg);
+        fprintf(stderr, "cella mcp: %s\n", msg);
+        fail_all(r, jb->line, jb->len, -32603, msg);
+        cella_free(msg);
+    } else if (res.status != 202) {
+        /* 202: notifications or responses, accepted; nothing to relay */
+        pass_on(r, &res, jb->line, jb->len);
     }
+    httpc_response_free(&res);
+    free(jb->line);
+    cella_free(jb);
+    pthread_mutex_lock(&r->mu);
+    r->running--;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+static bool blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strchr(" \t\r\n", s[i]))
+            return false;
+    return true;
 }
 
 int cli_mcp_main(int argc, char **argv)
@@ -123,33 +211,42 @@ int cli_mcp_main(int argc, char **argv)
         fprintf(stderr, "cella mcp: --url %s\n", err.msg);
         return 2;
     }
-    const char *token = getenv("CELLA_TOKEN");
+    relay r = {.url = url, .token = getenv("CELLA_TOKEN")};
+    pthread_mutex_init(&r.out_mu, NULL);
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_cond_init(&r.cv, NULL);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    /* stdout carries only protocol messages; diagnostics go to stderr. */
     while ((n = getline(&line, &cap, stdin)) > 0) {
-        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-            line[--n] = '\0';
-        if (!n)
+        if (blank(line, (size_t)n))
             continue;
-        httpc_response res;
-        httpc_response_init(&res);
-        cella_err e = {0};
-        if (httpc_request(url, "POST", "/mcp", token, "application/json, text/event-stream",
-                          line, (size_t)n, &res, &e) < 0) {
-            char *msg = cella_asprintf("cannot reach the cella daemon at %.200s: %s", url,
-                                       e.msg);
-            fprintf(stderr, "cella mcp: %s\n", msg);
-            reply_error(line, (size_t)n, -32603, msg);
-            cella_free(msg);
-        } else if (res.status == 202) {
-            /* a notification or a response: accepted, nothing to relay */
-        } else {
-            reply_body(&res, line, (size_t)n);
-        }
-        httpc_response_free(&res);
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            n--;
+        pthread_mutex_lock(&r.mu);
+        while (r.running >= MCP_RELAY_MAX)
+            pthread_cond_wait(&r.cv, &r.mu);
+        r.running++;
+        pthread_mutex_unlock(&r.mu);
+        job *jb = cella_calloc(1, sizeof(*jb));
+        jb->r = &r;
+        jb->line = line;              /* the job owns this line now */
+        jb->len = (size_t)n;
+        line = NULL;
+        cap = 0;
+        pthread_t t;
+        if (pthread_create(&t, &at, relay_one, jb) != 0)
+            relay_one(jb);            /* no thread to be had: relay it here */
     }
     free(line);
+    /* stdin closed: the answers still on their way are written first. */
+    pthread_mutex_lock(&r.mu);
+    while (r.running)
+        pthread_cond_wait(&r.cv, &r.mu);
+    pthread_mutex_unlock(&r.mu);
+    pthread_attr_destroy(&at);
     return ferror(stdin) ? 1 : 0;
 }

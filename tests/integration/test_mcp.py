@@ -201,3 +201,66 @@ def test_raw_protocol_edges(d):
     assert st == 401 and b["error"]["code"] == -32001 and b["jsonrpc"] == "2.0"
     st, b = d.get("/mcp", token=TOKEN)
     assert st == 405 and b["jsonrpc"] == "2.0"
+
+
+def relay(d, lines, token=TOKEN, url=None, timeout=120):
+    """Runs `cella mcp` on lines; returns the messages it wrote, by id."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CELLA_")}
+    env.update({"CELLA_URL": url or d.url, "CELLA_TOKEN": token})
+    p = subprocess.run([CELLA, "mcp"], input="\n".join(lines) + "\n", capture_output=True,
+                       text=True, env=env, timeout=timeout)
+    assert p.returncode == 0, p.stderr
+    out = [json.loads(l) for l in p.stdout.splitlines()]
+    for m in out:
+        for x in (m if isinstance(m, list) else [m]):
+            assert x["jsonrpc"] == "2.0", m
+    return out
+
+
+def test_cella_mcp_relays_only_json_rpc(d):
+    ping = '{"jsonrpc":"2.0","id":7,"method":"ping"}'
+    # A URL that is not the daemon's root: the answer is not JSON-RPC, so
+    # the request gets an error under its own id, and nothing else is written.
+    (m,) = relay(d, [ping], url=d.url + "/v1")
+    assert m["id"] == 7 and m["error"]["code"] == -32603 and "HTTP 404" in m["error"]["message"]
+    # A wrong token for a batch: each request its own error; blank lines skipped.
+    (m,) = relay(d, ["   ", '[' + ping + ',{"jsonrpc":"2.0","id":"b","method":"ping"},'
+                     '{"jsonrpc":"2.0","method":"notifications/initialized"}]'], token="wrong")
+    assert [x["id"] for x in m] == [7, "b"] and all(x["error"]["code"] == -32001 for x in m)
+    (m,) = relay(d, ["not json"])
+    assert m["id"] is None and m["error"]["code"] == -32700
+    # The daemon down: an error, not silence.
+    (m,) = relay(d, [ping], url="http://127.0.0.1:1")
+    assert m["id"] == 7 and "cannot reach" in m["error"]["message"]
+
+
+def test_cella_mcp_answers_while_a_long_call_runs(d):
+    slow = json.dumps({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+                       "params": {"name": "run_code",
+                                  "arguments": {"code": "import time; time.sleep(3); print('done')"}}})
+    ping = '{"jsonrpc":"2.0","id":"ping","method":"ping"}'
+    out = relay(d, [slow, ping])
+    # The ping is answered first: it did not wait for the run.
+    assert [m["id"] for m in out] == ["ping", "slow"]
+    assert json.loads(out[1]["result"]["content"][0]["text"])["stdout"] == "done\n"
+
+
+def test_batches_are_bounded_and_names_repaired(d):
+    def post(body):
+        return d.request("POST", "/mcp", raw=body, token=TOKEN)
+    ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    st, b = post("[" + ",".join([ping] * 17) + "]")
+    assert b["error"]["code"] == -32600 and "16" in b["error"]["message"]
+    st, b = post("[" + ",".join([ping] * 16) + "]")
+    assert st == 200 and len(b) == 16
+    # A name cut inside a UTF-8 character still gets its answer.
+    name = "a" + "é" * 80
+    st, b = post(json.dumps({"jsonrpc": "2.0", "id": 3, "method": name}))
+    assert st == 200 and b["id"] == 3 and b["error"]["code"] == -32601
+    st, b = post(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                             "params": {"name": name}}))
+    assert b["id"] == 4 and b["error"]["code"] == -32602
+    st, b = post(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                             "params": {"name": "run_code",
+                                        "arguments": {"code": "1", "language": name}}}))
+    assert b["result"]["isError"] and "S001" in b["result"]["content"][0]["text"]
