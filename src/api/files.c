@@ -33,7 +33,7 @@ static void h_fs(http_ctx *c)
     if (jin_parse(c->body, c->body_len, &j, &e) < 0 || jin_known(j, fields, &e) < 0 ||
         jin_str(j, "sandbox_id", &sid, &e) < 0)
         goto error;
-    if (sid && strcmp(sid, c->params[0]) != 0) {
+    if (sid && strcasecmp(sid, c->params[0]) != 0) {
         core_fail(&e, S001, "invalid request: sandbox_id in the body differs from the one in the path");
         goto error;
     }

@@ -502,7 +502,7 @@ static void h_exec(http_ctx *c)
     core_exec_req r;
     if (jin_parse(c->body, c->body_len, &j, &e) < 0 || api_exec_decode(j, &x, &e) < 0)
         goto error;
-    if (x.sandbox_id && strcmp(x.sandbox_id, c->params[0]) != 0) {
+    if (x.sandbox_id && strcasecmp(x.sandbox_id, c->params[0]) != 0) {
         core_fail(&e, S001, "invalid request: sandbox_id in the body differs from the one in the path");
         goto error;
     }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "util/tar.h"
 #include "util/text.h"
 
 static const char *const type_names[] = {
@@ -468,6 +469,42 @@ static int parse_timedelta(const uint8_t *p, size_t n, cbuf *out, char *why, siz
     return 0;
 }
 
+typedef struct mem_src {
+    const uint8_t *p;
+    size_t n, off;
+} mem_src;
+
+static ssize_t mem_read(void *ctx, void *buf, size_t n)
+{
+    mem_src *m = ctx;
+    size_t k = m->n - m->off < n ? m->n - m->off : n;
+    memcpy(buf, m->p + m->off, k);
+    m->off += k;
+    return (ssize_t)k;
+}
+
+/* A dir's archive, walked header by header (it is in memory already): a
+ * malformed one is the caller's mistake, said now, before a sandbox is
+ * made for it. What its entries may do (names that climb out, devices) is
+ * for the extraction inside the sandbox to refuse. */
+static int check_archive(const uint8_t *p, size_t n, char *why, size_t why_n)
+{
+    if (!n)
+        return 0;                 /* no archive: an empty directory */
+    mem_src m = {p, n, 0};
+    tar_reader *r = cella_malloc(sizeof(*r));
+    tar_entry *te = cella_malloc(sizeof(*te));
+    tar_reader_init(r, mem_read, &m);
+    int st;
+    while ((st = tar_next(r, te)) == TAR_OK)
+        ;
+    cella_free(te);
+    cella_free(r);
+    if (st != TAR_END)
+        return why_set(why, why_n, "not a usable tar archive: %s", tar_strerror(st));
+    return 0;
+}
+
 int typed_parse(typed_type t, const uint8_t *p, size_t n, cbuf *out, char *why, size_t why_n)
 {
     char s[TYPED_SCALAR_MAX + 1];
@@ -477,8 +514,12 @@ int typed_parse(typed_type t, const uint8_t *p, size_t n, cbuf *out, char *why, 
             return why_set(why, why_n, "not valid UTF-8 text (declare it as a file)");
         cbuf_append(out, p, n);
         return 0;
-    case TT_FILE:
     case TT_DIR:
+        if (check_archive(p, n, why, why_n) < 0)
+            return -1;
+        cbuf_append(out, p, n);
+        return 0;
+    case TT_FILE:
         cbuf_append(out, p, n);
         return 0;
     case TT_TIMEDELTA:

@@ -298,12 +298,20 @@ def test_dir_inputs_and_outputs(d):
 
 def test_dir_input_refusals(d):
     # The upload's own checks: an archive that climbs out fails the stage step.
-    for bad in (tar_of(("../evil", b"x")), tar_of(("ln", "->/tmp"), ("ln/evil", b"x")),
-                b"not a tar archive at all, and longer than one block" * 20):
+    for bad in (tar_of(("../evil", b"x")), tar_of(("ln", "->/tmp"), ("ln/evil", b"x"))):
         st, b = run(d, image="shell", command=["true"],
                     inputs={"src": {"type": "dir", "value": {"tar_b64": b64(bad)}}})
         assert st == 400 and err_code(b) == "S210", (st, b)
         assert b["error"]["fix"]["context"].endswith("`stage`"), b
+    # One that is no archive at all, or one cut short, is refused with the
+    # request, before a sandbox is made for it.
+    good = tar_of(("a.txt", b"x" * 5000))
+    for bad in (b"not a tar archive at all, and longer than one block" * 20, good[:1024],
+                b"\x00" * 100):
+        st, b = run(d, image="shell", command=["true"],
+                    inputs={"src": {"type": "dir", "value": {"tar_b64": b64(bad)}}})
+        assert st == 400 and err_code(b) == "S001", (st, b)
+        assert "inputs.src.value: not a usable tar archive" in b["error"]["message"], b
     for bad in ({"content_b64": ""}, {"tar_b64": "***"}, "x", {"tar_b64": "", "more": 1}):
         st, b = run(d, image="shell", command=["true"],
                     inputs={"src": {"type": "dir", "value": bad}})
