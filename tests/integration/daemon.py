@@ -153,3 +153,13 @@ def wait_until(pred, limit=HANG_LIMIT, step=0.05):
             return v
         time.sleep(step)
     raise AssertionError("condition not met in time")
+
+
+def tokens_file(directory, tokens):
+    """Writes a tokens file ({token: "tenant [admin]"}) in directory, mode
+    0600 as the daemon wants it; returns its path."""
+    path = os.path.join(str(directory), "tokens")
+    with open(path, "w") as f:
+        f.write("".join(f"{t} {who}\n" for t, who in tokens.items()))
+    os.chmod(path, 0o600)
+    return path

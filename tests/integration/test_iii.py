@@ -7,18 +7,15 @@ import time
 
 import pytest
 
-from daemon import Daemon
+from daemon import Daemon, tokens_file
 
 ERROR_KEYS = {"type", "code", "message", "docs_url", "retryable", "fix", "fix_note"}
 
 
 @pytest.fixture(scope="module")
 def d(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("iii")
-    tokens = tmp / "tokens"
-    tokens.write_text("tok-alice-0123456789abcdef alice\ntok-bob-0123456789abcdefgh bob\n")
-    os.chmod(tokens, 0o600)
-    daemon = Daemon(tokens=str(tokens)).start()
+    tokens = tokens_file(tmp_path_factory.mktemp("iii"), {A: "alice", B: "bob"})
+    daemon = Daemon(tokens=tokens).start()
     yield daemon
     daemon.close()
 

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from conftest import CELLA
-from daemon import Daemon
+from daemon import Daemon, tokens_file
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp")
 TOKEN = "tok-mcp-alice-0123456789abcdef"
@@ -32,11 +32,8 @@ def sdk():
 
 @pytest.fixture(scope="module")
 def d(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("mcp")
-    tokens = tmp / "tokens"
-    tokens.write_text(f"{TOKEN} alice\n{OTHER} bob\n")
-    os.chmod(tokens, 0o600)
-    daemon = Daemon(tokens=str(tokens)).start()
+    tokens = tokens_file(tmp_path_factory.mktemp("mcp"), {TOKEN: "alice", OTHER: "bob"})
+    daemon = Daemon(tokens=tokens).start()
     yield daemon
     daemon.close()
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from daemon import Daemon, wait_until
+from daemon import Daemon, wait_until, tokens_file
 
 CLIENTS = os.path.join(os.path.dirname(__file__), "../../clients/python")
 sys.path.insert(0, CLIENTS)
@@ -20,11 +20,8 @@ OTHER = "tok-py-other-0123456789abcdefg"
 
 @pytest.fixture(scope="module")
 def d(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("pyclient")
-    tokens = tmp / "tokens"
-    tokens.write_text(f"{TOKEN} alice\n{OTHER} bob\n")
-    os.chmod(tokens, 0o600)
-    daemon = Daemon(tokens=str(tokens)).start()
+    tokens = tokens_file(tmp_path_factory.mktemp("pyclient"), {TOKEN: "alice", OTHER: "bob"})
+    daemon = Daemon(tokens=tokens).start()
     yield daemon
     daemon.close()
 

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from daemon import Daemon
+from daemon import Daemon, tokens_file
 
 PKG = os.path.abspath(os.path.join(os.path.dirname(__file__), "../../clients/typescript"))
 NODE = os.path.join(PKG, "node_modules", ".bin", "node")
@@ -58,11 +58,8 @@ def built():
 
 @pytest.fixture(scope="module")
 def d(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("tsclient")
-    tokens = tmp / "tokens"
-    tokens.write_text(f"{TOKEN} alice\n{OTHER} bob\n")
-    os.chmod(tokens, 0o600)
-    daemon = Daemon(tokens=str(tokens)).start()
+    tokens = tokens_file(tmp_path_factory.mktemp("tsclient"), {TOKEN: "alice", OTHER: "bob"})
+    daemon = Daemon(tokens=tokens).start()
     yield daemon
     daemon.close()
 
