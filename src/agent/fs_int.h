@@ -48,7 +48,14 @@ int fs_arg_bool(const fs_args *a, const char *key, bool def, bool *out);
 int fs_arg_u64(const fs_args *a, const char *key, uint64_t def, uint64_t *out);
 /* An octal mode "0644" (at most 07777). */
 int fs_arg_mode(const fs_args *a, const char *key, unsigned def, unsigned *out);
-/* A path argument that must be present and non-empty. */
+/* Drops trailing "/" and "/." from path, in place, down to "/" at most.
+ * Why: the kernel reads "lnk/" and "lnk/." as the directory a symlink lnk
+ * points at, so an operation that must act on the link itself (rm, stat,
+ * chmod, mv, write) would act on its target instead. One rule for every
+ * operation: a path names the entry itself, whatever it ends with. */
+void fs_norm_path(char *path);
+/* A path argument that must be present and non-empty, normalised with
+ * fs_norm_path. */
 int fs_arg_path(const fs_args *a, const char *key, const char **out);
 
 /* Prints the message (first line of stderr) and returns status. */

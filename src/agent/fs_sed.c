@@ -292,6 +292,7 @@ static void sed_files(sed_ctx *s, const fs_args *a)
     for (char *const *p = a->kv; *p; p++) {
         if (strncmp(*p, "file=", 5))
             continue;
+        fs_norm_path(*p + 5);     /* as every path argument is (fs_arg_path) */
         const char *f = *p + 5;
         char *abs = fs_tidy_abs(*f ? f : ".");
         struct stat st;

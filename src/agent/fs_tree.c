@@ -53,6 +53,14 @@ int fs_op_rm(const fs_args *a, jsonw *w)
     bool rec;
     if (fs_arg_path(a, "path", &path) < 0 || fs_arg_bool(a, "recursive", false, &rec) < 0)
         return BUILTIN_USAGE;
+    /* "lnk/.." is the parent of what lnk points at, reached through the
+     * link: refused, as rm(1) refuses it ("lnk/." is "lnk" by now). */
+    const char *last = strrchr(path, '/');
+    last = last ? last + 1 : path;
+    if (!strcmp(last, ".") || !strcmp(last, ".."))
+        return fs_fail(BUILTIN_USAGE, "refusing to remove '%s': name the directory itself, not "
+                       "'.' or '..'", path);
+    /* lstat: a symlink is removed itself, never what it points at. */
     struct stat st;
     if (lstat(path, &st) < 0)
         return fs_fail_errno(errno, "rm", path);

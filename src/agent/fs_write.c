@@ -154,8 +154,10 @@ int fs_write_atomic(const char *path, unsigned mode, int in_fd, const void *data
 {
     char dir[PATH_MAX], tmp[PATH_MAX + 64];
     fs_parent_of(path, dir, sizeof(dir));
+    /* lstat: a symlink at path is replaced, like a file, never followed
+     * (to a directory or anywhere else). */
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return fs_fail(BUILTIN_WRONG_TYPE, "is a directory: %s", path);
     /* The quota, as a file size limit: the kernel stops the write at the
      * byte that would pass it (EFBIG; SIGXFSZ is ignored). Only lowered,

@@ -170,6 +170,46 @@ def test_rm(d, sid):
     assert err_code(b) == "S215"
 
 
+def test_a_trailing_slash_names_the_link_itself(d, sid):
+    """"lnk/" and "lnk/." are the directory a symlink points at to the
+    kernel; to the file API they name the link, so rm unlinks it (never
+    empties the target) and stat, mv and write act on the link."""
+    sh(d, sid, "mkdir -p /workspace/target/sub && echo keep > /workspace/target/f && "
+               "echo deep > /workspace/target/sub/g && ln -s target /workspace/lnk && "
+               "ln -s /workspace/target /workspace/abs")
+    for p in ("/workspace/lnk/", "/workspace/abs/.", "/workspace/lnk//./"):
+        sh(d, sid, "ln -sfn target /workspace/lnk; ln -sfn /workspace/target /workspace/abs")
+        assert ok(d, sid, "rm", path=p, recursive=True) == {"removed": True}, p
+        out = sh(d, sid, "cat /workspace/target/f /workspace/target/sub/g; "
+                         f"test -L {p.rstrip('/.')} || echo unlinked")["stdout"]
+        assert out == "keep\ndeep\nunlinked\n", (p, out)
+    # "x/.." goes through x to its target's parent: rm refuses it.
+    sh(d, sid, "ln -sfn target/sub /workspace/lnk")
+    st, b = fs(d, sid, "rm", path="/workspace/lnk/..", recursive=True)
+    assert st == 400 and err_code(b) == "S210", b
+    assert sh(d, sid, "cat /workspace/target/f")["stdout"] == "keep\n"
+    st_ = ok(d, sid, "stat", path="/workspace/lnk/")
+    assert st_["name"] == "lnk" and st_["is_symlink"] is True
+    assert ok(d, sid, "stat", path="/workspace/target/.")["name"] == "target"
+    assert ok(d, sid, "stat", path="/")["name"] == "/" and ok(d, sid, "stat", path="/.")["is_dir"]
+    # mv moves the link, not the directory it names.
+    assert ok(d, sid, "mv", src="/workspace/lnk/", dst="/workspace/moved/") == {"moved": True}
+    assert ok(d, sid, "stat", path="/workspace/moved")["is_symlink"] is True
+    assert ok(d, sid, "stat", path="/workspace/target/sub")["is_dir"] is True
+    # write replaces the link with a file; the directory it named is untouched.
+    ok(d, sid, "write", path="/workspace/moved/", content="now a file")
+    st_ = ok(d, sid, "stat", path="/workspace/moved")
+    assert st_["is_symlink"] is False and st_["size"] == 10
+    assert sh(d, sid, "cat /workspace/target/sub/g")["stdout"] == "deep\n"
+    # ls, grep and glob follow the link at the root, with or without a slash.
+    sh(d, sid, "ln -sfn target /workspace/lnk")
+    assert ok(d, sid, "ls", path="/workspace/lnk/") == ok(d, sid, "ls", path="/workspace/lnk")
+    g = ok(d, sid, "grep", path="/workspace/lnk/", pattern="keep")["matches"]
+    assert [m["path"] for m in g] == ["/workspace/lnk/f"]
+    assert ok(d, sid, "glob", path="/workspace/lnk/.", pattern="**/g")["paths"] == \
+        ["/workspace/lnk/sub/g"]
+
+
 def test_chmod(d, sid):
     sh(d, sid, "mkdir -p /workspace/c/d && touch /workspace/c/f /workspace/c/d/g && ln -s f /workspace/c/l")
     assert ok(d, sid, "chmod", path="/workspace/c/f", mode="0600") == {"updated": 1}
