@@ -93,43 +93,85 @@ int fs_op_rm(const fs_args *a, jsonw *w)
 typedef struct chmod_req {
     unsigned mode;
     bool chown;
+    bool recursive;
     uid_t uid;
     gid_t gid;
     uint64_t updated;
 } chmod_req;
 
-/* Applies the request to name in dir (a symlink is skipped: its mode
- * means nothing and chmod would follow it). */
-static int chmod_one(int dir, const char *name, const char *shown, chmod_req *r)
+static int chmod_tree(int fd, const char *path, int depth, chmod_req *r);
+
+/* chmod through an O_PATH descriptor: fchmod refuses one, and its
+ * /proc/self/fd link leads to the very inode (glibc's fchmodat with
+ * AT_SYMLINK_NOFOLLOW does the same). */
+static int chmod_fd(int fd, const char *shown, chmod_req *r)
 {
-    if (r->chown && fchownat(dir, name, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0)
-        return fs_fail_errno(errno, "chown", shown);
-    if (fchmodat(dir, name, r->mode, 0) < 0)
+    char proc[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    if (chmod(proc, r->mode) < 0)
         return fs_fail_errno(errno, "chmod", shown);
     r->updated++;
     return BUILTIN_OK;
 }
 
+/* Applies the request to name in dir. It is opened O_PATH without
+ * following it, and changed through that descriptor, so what is changed is
+ * what was looked at, even if a process in the sandbox swaps a symlink in
+ * between (fchmodat with no flags would follow it). A symlink is skipped
+ * inside a tree, and refused at the root (root): Linux has no symlink
+ * modes, and following it is what a caller naming the link does not ask. */
+static int chmod_one(int dir, const char *name, const char *shown, bool root, int depth,
+                     chmod_req *r)
+{
+    int fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return root || errno != ENOENT ? fs_fail_errno(errno, "chmod", shown) : BUILTIN_OK;
+    struct stat st;
+    int rc = BUILTIN_OK;
+    if (fstat(fd, &st) < 0) {
+        rc = fs_fail_errno(errno, "chmod", shown);
+        goto out;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        if (root)
+            rc = fs_fail(BUILTIN_UNSUPPORTED, "chmod %s: it is a symlink, and Linux has no modes "
+                         "for symlinks; chmod the path it points to instead", shown);
+        goto out;
+    }
+    if (r->chown && fchownat(fd, "", r->uid, r->gid, AT_EMPTY_PATH) < 0) {
+        rc = fs_fail_errno(errno, "chown", shown);
+        goto out;
+    }
+    /* A directory's mode goes on before its entries are walked when it
+     * lets its owner in (so a tree now closed, 0000, can be opened up),
+     * after them when it does not (so chmod -R 0000 reaches them). */
+    bool tree = r->recursive && S_ISDIR(st.st_mode);
+    bool first = !tree || (r->mode & 0500) == 0500;
+    if (first && (rc = chmod_fd(fd, shown, r)))
+        goto out;
+    if (tree) {
+        int sub = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        rc = sub < 0 ? fs_fail_errno(errno, "chmod", shown) : chmod_tree(sub, shown, depth, r);
+        if (rc == BUILTIN_OK && !first)
+            rc = chmod_fd(fd, shown, r);
+    }
+out:
+    close(fd);
+    return rc;
+}
+
+/* Every entry below the directory fd (consumed). */
 static int chmod_tree(int fd, const char *path, int depth, chmod_req *r)
 {
     int rc = BUILTIN_OK;
     DIR *d = fs_open_level(fd, "chmod", path, depth, &rc);
     if (!d)
         return rc;
-    for (struct dirent *de; rc == BUILTIN_OK && (de = readdir(d));) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode))
-            continue;
-        if ((rc = chmod_one(dirfd(d), de->d_name, de->d_name, r)))
-            break;
-        if (S_ISDIR(st.st_mode)) {
-            int c = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            rc = c < 0 ? fs_fail_errno(errno, "chmod", de->d_name)
-                       : chmod_tree(c, de->d_name, depth + 1, r);
-        }
-    }
+    size_t n;
+    char **names = fs_list_dir(d, &n);
+    for (size_t i = 0; i < n && rc == BUILTIN_OK; i++)
+        rc = chmod_one(dirfd(d), names[i], names[i], false, depth + 1, r);
+    fs_free_names(names, n);
     closedir(d);
     return rc;
 }
@@ -139,9 +181,8 @@ int fs_op_chmod(const fs_args *a, jsonw *w)
 {
     const char *path;
     chmod_req r = {0};
-    bool rec;
     uint64_t uid, gid;
-    if (fs_arg_path(a, "path", &path) < 0 || fs_arg_bool(a, "recursive", false, &rec) < 0 ||
+    if (fs_arg_path(a, "path", &path) < 0 || fs_arg_bool(a, "recursive", false, &r.recursive) < 0 ||
         fs_arg_u64(a, "uid", UINT64_MAX, &uid) < 0 || fs_arg_u64(a, "gid", UINT64_MAX, &gid) < 0)
         return BUILTIN_USAGE;
     if (!fs_arg(a, "mode"))
@@ -156,14 +197,7 @@ int fs_op_chmod(const fs_args *a, jsonw *w)
         r.uid = uid == UINT64_MAX ? (uid_t)-1 : (uid_t)uid;
         r.gid = gid == UINT64_MAX ? (gid_t)-1 : (gid_t)gid;
     }
-    struct stat st;
-    if (stat(path, &st) < 0)
-        return fs_fail_errno(errno, "chmod", path);
-    int rc = chmod_one(AT_FDCWD, path, path, &r);
-    if (rc == BUILTIN_OK && rec && S_ISDIR(st.st_mode)) {
-        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        rc = fd < 0 ? fs_fail_errno(errno, "chmod", path) : chmod_tree(fd, path, 0, &r);
-    }
+    int rc = chmod_one(AT_FDCWD, path, path, true, 0, &r);
     if (rc)
         return rc;
     jw_obj(w);

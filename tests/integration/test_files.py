@@ -230,6 +230,30 @@ def test_chmod(d, sid):
     assert err_code(b) == "S211"
 
 
+def test_chmod_never_follows_a_symlink(d, sid):
+    """A symlink at the root is refused (S219: Linux has no symlink modes),
+    however it is spelled; inside a tree symlinks are skipped, and nothing
+    they point at changes."""
+    sh(d, sid, "mkdir -p /workspace/t/sub /workspace/tree && touch /workspace/t/f /workspace/t/sub/g "
+               "&& chmod 0700 /workspace/t && chmod 0600 /workspace/t/f && "
+               "ln -s t /workspace/lnk && ln -s ../t /workspace/tree/out && ln -s f /workspace/t/fl")
+    for p in ("/workspace/lnk", "/workspace/lnk/", "/workspace/lnk/."):
+        for rec in (False, True):
+            st, b = fs(d, sid, "chmod", path=p, mode="0777", recursive=rec)
+            assert st == 501 and err_code(b) == "S219", (p, rec, b)
+            assert "symlink" in b["error"]["message"]
+    st, b = fs(d, sid, "chmod", path="/workspace/t/fl", mode="0777")
+    assert err_code(b) == "S219"
+    # The tree's own entries change; the link out of it and what it names do not.
+    assert ok(d, sid, "chmod", path="/workspace/tree", mode="0750", recursive=True) == {"updated": 1}
+    modes = sh(d, sid, "stat -c '%a %n' /workspace/t /workspace/t/f /workspace/t/sub/g")["stdout"]
+    assert modes == "700 /workspace/t\n600 /workspace/t/f\n644 /workspace/t/sub/g\n", modes
+    # Closing a tree (0000) reaches every entry, and so does opening it again.
+    assert ok(d, sid, "chmod", path="/workspace/t", mode="0000", recursive=True)["updated"] == 4
+    assert ok(d, sid, "chmod", path="/workspace/t", mode="0755", recursive=True)["updated"] == 4
+    assert ok(d, sid, "stat", path="/workspace/t/sub/g")["mode"] == "0755"
+
+
 def test_mv(d, sid):
     ok(d, sid, "write", path="/workspace/a", content="A")
     ok(d, sid, "write", path="/workspace/b", content="B")
