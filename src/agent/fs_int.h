@@ -131,14 +131,14 @@ void fs_tmp_name(char *buf, size_t n, const char *dir, int tries);
 /* Atomically replaces path with the bytes of in_fd (or data when in_fd < 0):
  * a hidden O_TMPFILE (or, where the filesystem lacks it, a temporary
  * sibling), fsync, fchmod, then rename over path. Killed half-way, it
- * leaves nothing behind. limit: bytes allowed (quota), UINT64_MAX for
- * none. expect: the exact byte count required (a transfer's declared
- * length; anything else replaces nothing), UINT64_MAX for any. *written
- * gets the size. Returns a BUILTIN_* status, its message printed. */
+ * leaves nothing behind. q: the call's quota transaction (fs_quota.h), or
+ * NULL; a file on /workspace's mount is reserved as it is written and
+ * committed under the quota's lock. expect: the exact byte count required
+ * (a transfer's declared length, reserved before a byte is read; anything
+ * else replaces nothing), UINT64_MAX for any. *written gets the size.
+ * Returns a BUILTIN_* status, its message printed. */
+typedef struct fsq fsq;
 int fs_write_atomic(const char *path, unsigned mode, int in_fd, const void *data, size_t n,
-                    uint64_t limit, uint64_t expect, uint64_t *written);
-/* Bytes the workspace holds now (allocated blocks), walking /workspace
- * without following symlinks. */
-uint64_t fs_workspace_usage(void);
+                    fsq *q, uint64_t expect, uint64_t *written);
 
 #endif

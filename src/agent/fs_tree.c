@@ -11,6 +11,7 @@
 
 #include "agent/agent_int.h"
 #include "agent/fs_int.h"
+#include "agent/fs_quota.h"
 #include "util/alloc.h"
 
 /* ---- rm, chmod, mv ---------------------------------------------------------------- */
@@ -207,8 +208,9 @@ int fs_op_chmod(const fs_args *a, jsonw *w)
 }
 
 /* Copies src to dst (a new name) across filesystems: files, symlinks and
- * directories, recursively; other kinds are refused. */
-static int copy_tree(const char *src, const char *dst, int depth)
+ * directories, recursively; other kinds are refused. Each file is written
+ * as write writes one, within the workspace quota (q). */
+static int copy_tree(const char *src, const char *dst, int depth, fsq *q)
 {
     struct stat st;
     if (lstat(src, &st) < 0)
@@ -228,7 +230,7 @@ static int copy_tree(const char *src, const char *dst, int depth)
         if (in < 0)
             return fs_fail_errno(errno, "mv", src);
         uint64_t n;
-        int rc = fs_write_atomic(dst, st.st_mode, in, NULL, 0, UINT64_MAX, UINT64_MAX, &n);
+        int rc = fs_write_atomic(dst, st.st_mode, in, NULL, 0, q, UINT64_MAX, &n);
         close(in);
         return rc;
     }
@@ -246,7 +248,7 @@ static int copy_tree(const char *src, const char *dst, int depth)
             continue;
         char *s = cella_asprintf("%s/%s", src, de->d_name);
         char *t = cella_asprintf("%s/%s", dst, de->d_name);
-        rc = copy_tree(s, t, depth + 1);
+        rc = copy_tree(s, t, depth + 1, q);
         cella_free(s);
         cella_free(t);
     }
@@ -254,7 +256,7 @@ static int copy_tree(const char *src, const char *dst, int depth)
     return rc;
 }
 
-/* mv {src, dst, overwrite=false} -> {moved: true}. */
+/* mv {src, dst, overwrite=false, quota?} -> {moved: true}. */
 int fs_op_mv(const fs_args *a, jsonw *w)
 {
     const char *src, *dst;
@@ -286,7 +288,12 @@ int fs_op_mv(const fs_args *a, jsonw *w)
         char dir[PATH_MAX];
         fs_parent_of(dst, dir, sizeof(dir));
         char *tmp = cella_asprintf("%s/.cella-mv-%d", dir, (int)getpid());
-        int rc = copy_tree(src, tmp, 0);
+        /* Into /workspace, the copy is what grows it: the quota applies. */
+        fsq q;
+        int rc = fsq_begin(&q, a);
+        if (rc == BUILTIN_OK)
+            rc = copy_tree(src, tmp, 0, &q);
+        fsq_end(&q);
         if (rc == BUILTIN_OK && rename(tmp, dst) < 0)
             rc = fs_fail_errno(errno, "mv", dst);
         if (rc) {

@@ -248,7 +248,10 @@ int api_fs_call(core *c, sandbox *s, const char *op, json_t *body, int client_fd
     int rc = -1;
     if (api_fs_args(op, body, &argv, &in, e) < 0)
         goto out;
-    if (!strcmp(op, "write") && core_workspace_quota(c)) {
+    /* Every operation that can grow the workspace: write, mv (a tree moved
+     * in from /tmp is copied) and sed (a rewritten file may grow). */
+    if ((!strcmp(op, "write") || !strcmp(op, "mv") || !strcmp(op, "sed")) &&
+        core_workspace_quota(c)) {
         size_t n = cella_strv_len(argv);
         argv = cella_realloc(argv, (n + 2) * sizeof(char *));
         argv[n] = cella_asprintf("quota=%" PRIu64, core_workspace_quota(c));

@@ -343,6 +343,98 @@ def test_quota(d, sid):
     assert st == 200
 
 
+def quota_used(d, sid):
+    """The workspace's allocated bytes, as du counts them."""
+    return int(sh(d, sid, "du -sk /workspace")["stdout"].split()[0]) * 1024
+
+
+def test_quota_holds_under_concurrent_uploads(d, sid):
+    """Three 40 MiB uploads at once against the 64 MiB quota: each would
+    fit alone, so a check made only when each starts lets them all in. At
+    most one may succeed, the others answer 413 S400, and the workspace
+    never holds more than the quota. Declared lengths (and archive entries)
+    are reserved whole, streamed ones as they arrive."""
+    size = 40 << 20
+    blob = b"q" * size
+
+    import io
+    import tarfile
+    arch = io.BytesIO()
+    with tarfile.open(fileobj=arch, mode="w") as t:
+        ti = tarfile.TarInfo("big")
+        ti.size = size
+        t.addfile(ti, io.BytesIO(blob))
+    arch = arch.getvalue()
+
+    def put(i, how, out):
+        c = d.conn()
+        path = f"/v1/sandboxes/{sid}/files/workspace/c{i}"
+        try:
+            if how == "archive":
+                c.request("PUT", f"/v1/sandboxes/{sid}/archive/workspace/c{i}?parents=1", body=arch)
+            elif how == "chunked":
+                c.request("PUT", path, body=(blob[k:k + (1 << 20)] for k in range(0, size, 1 << 20)),
+                          encode_chunked=True)
+            else:
+                c.request("PUT", path, body=blob)
+            r = c.getresponse()
+            out.append((r.status, json.loads(r.read())))
+        except (ConnectionError, http.client.HTTPException) as e:
+            out.append((0, repr(e)))
+        finally:
+            c.close()
+
+    for how in ("declared", "chunked", "archive"):
+        out = []
+        threads = [threading.Thread(target=put, args=(i, how, out)) for i in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(HANG_LIMIT)
+        assert len(out) == 3, out
+        oks = [b for st, b in out if st == 200]
+        refused = [(st, b) for st, b in out if st != 200]
+        assert len(oks) <= 1, (how, out)
+        assert all(st == 413 and b["error"]["code"] == "S400" for st, b in refused), (how, out)
+        assert quota_used(d, sid) <= 64 << 20
+        files = sh(d, sid, "cd /workspace && find . -type f")["stdout"].split()
+        assert len(files) == len(oks) and not any(".cella" in f for f in files), (how, files)
+        sh(d, sid, "rm -rf /workspace/c*")
+    # Nothing stays reserved once they are over: the whole quota is there again.
+    st, _, body = raw(d, "PUT", f"/v1/sandboxes/{sid}/files/workspace/after", b"a" * (60 << 20))
+    assert st == 200, body
+
+
+def test_quota_counts_mv_sed_and_json_writes(d, sid):
+    sh(d, sid, "head -c 58720256 /dev/zero > /workspace/filler")      # 56 MiB of 64
+    # A JSON write past what is left: S400, HTTP 413, nothing written.
+    st, b = fs(d, sid, "write", path="/workspace/w",
+               content_b64=base64.b64encode(b"w" * (11 << 20)).decode())
+    assert st == 413 and err_code(b) == "S400" and "quota" in b["error"]["message"], b
+    # mv from /tmp (another filesystem) copies into the workspace: it counts.
+    sh(d, sid, "head -c 20971520 /dev/zero > /tmp/big && mkdir -p /tmp/t/u && "
+               "head -c 10485760 /dev/zero > /tmp/t/a && head -c 10485760 /dev/zero > /tmp/t/u/b")
+    st, b = fs(d, sid, "mv", src="/tmp/big", dst="/workspace/big")
+    assert st == 413 and err_code(b) == "S400", b
+    st, b = fs(d, sid, "mv", src="/tmp/t", dst="/workspace/t")
+    assert st == 413 and err_code(b) == "S400", b
+    out = sh(d, sid, "ls -A /workspace; test -f /tmp/big && test -f /tmp/t/u/b && echo kept")
+    assert out["stdout"] == "filler\nkept\n", out
+    ok(d, sid, "write", path="/tmp/small", content="s")
+    assert ok(d, sid, "mv", src="/tmp/small", dst="/workspace/small") == {"moved": True}
+    # Out of the workspace nothing is counted: /tmp is not the quota's.
+    assert ok(d, sid, "write", path="/tmp/w", content_b64=base64.b64encode(b"t" * (11 << 20)).decode())
+    # sed: a rewrite that grows a file past the quota fails for that file
+    # and leaves it as it was.
+    sh(d, sid, "yes aaaaaaa | head -c 4194304 > /workspace/s.txt")
+    b = ok(d, sid, "sed", files=["/workspace/s.txt"], pattern="a", replacement="aaaa")
+    assert b["results"][0]["success"] is False and "quota" in b["results"][0]["error"], b
+    assert ok(d, sid, "stat", path="/workspace/s.txt")["size"] == 4194304
+    b = ok(d, sid, "sed", files=["/workspace/s.txt"], pattern="aaaaaaa", replacement="b")
+    assert b["results"][0]["success"] is True and b["total_replacements"] == 524288
+    assert quota_used(d, sid) <= 64 << 20
+
+
 def test_upload_cut_short_leaves_nothing(d, sid):
     ok(d, sid, "write", path="/workspace/keep", content="old")
     s = socket.create_connection((d.host, d.port))
