@@ -7,6 +7,7 @@ import hashlib
 import http.client
 import json
 import os
+import select
 import socket
 import threading
 import time
@@ -49,9 +50,19 @@ def sh(d, sid, cmd):
     return b
 
 
+def send_request(c, method, path, **kw):
+    """c.request, as a client that reads the answer after a failed send:
+    an upload refused half-way is answered at once and the connection
+    closed, so the rest of the body meets a closed socket."""
+    try:
+        c.request(method, path, **kw)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
 def raw(d, method, path, body=None, headers=None):
     c = d.conn()
-    c.request(method, path, body=body, headers=headers or {})
+    send_request(c, method, path, body=body, headers=headers or {})
     r = c.getresponse()
     data = r.read()
     c.close()
@@ -332,8 +343,8 @@ def test_quota(d, sid):
         for _ in range(70):
             yield b"y" * (1 << 20)
     c = d.conn()
-    c.request("PUT", f"/v1/sandboxes/{sid}/files/workspace/q", body=chunks(),
-              encode_chunked=True)
+    send_request(c, "PUT", f"/v1/sandboxes/{sid}/files/workspace/q", body=chunks(),
+                 encode_chunked=True)
     r = c.getresponse()
     b = json.loads(r.read())
     c.close()
@@ -371,12 +382,13 @@ def test_quota_holds_under_concurrent_uploads(d, sid):
         path = f"/v1/sandboxes/{sid}/files/workspace/c{i}"
         try:
             if how == "archive":
-                c.request("PUT", f"/v1/sandboxes/{sid}/archive/workspace/c{i}?parents=1", body=arch)
+                send_request(c, "PUT", f"/v1/sandboxes/{sid}/archive/workspace/c{i}?parents=1",
+                             body=arch)
             elif how == "chunked":
-                c.request("PUT", path, body=(blob[k:k + (1 << 20)] for k in range(0, size, 1 << 20)),
-                          encode_chunked=True)
+                send_request(c, "PUT", path, encode_chunked=True,
+                             body=(blob[k:k + (1 << 20)] for k in range(0, size, 1 << 20)))
             else:
-                c.request("PUT", path, body=blob)
+                send_request(c, "PUT", path, body=blob)
             r = c.getresponse()
             out.append((r.status, json.loads(r.read())))
         except (ConnectionError, http.client.HTTPException) as e:
@@ -433,6 +445,84 @@ def test_quota_counts_mv_sed_and_json_writes(d, sid):
     b = ok(d, sid, "sed", files=["/workspace/s.txt"], pattern="aaaaaaa", replacement="b")
     assert b["results"][0]["success"] is True and b["total_replacements"] == 524288
     assert quota_used(d, sid) <= 64 << 20
+
+
+def send_until_answered(sock, head, limit, chunk):
+    """Sends head, then chunk after chunk up to limit bytes, reading all the
+    while; returns (bytes sent, everything read up to the server's close)."""
+    sock.sendall(head)
+    sock.setblocking(False)
+    sent, answer, deadline = 0, b"", time.time() + HANG_LIMIT
+    while time.time() < deadline:
+        want_w = sent < limit
+        r, w, _ = select.select([sock], [sock] if want_w else [], [], 0.2)
+        if w:
+            try:
+                sent += sock.send(chunk(sent))
+            except BlockingIOError:
+                pass
+            except OSError:
+                limit = sent              # closed for writing: only read now
+        if r:
+            try:
+                got = sock.recv(65536)
+            except OSError:
+                break
+            if not got:
+                break
+            answer += got
+    return sent, answer
+
+
+def test_refused_upload_answers_before_its_body_ends(tmp_path):
+    """A PUT the sandbox refuses while its body is still coming gets its
+    answer then, and the connection closes: the client need not send the
+    rest (100 MB declared here, 3 MB sent)."""
+    cfg = tmp_path / "cella.yaml"
+    cfg.write_text("workspace_quota_bytes: 1MiB\npool_size: 0\n")
+    daemon = Daemon(config=str(cfg)).start()
+    try:
+        s = daemon.create("shell")
+        # A declared length past the quota: refused before the body is read.
+        sock = socket.create_connection((daemon.host, daemon.port))
+        head = (f"PUT /v1/sandboxes/{s}/files/workspace/big HTTP/1.1\r\nHost: x\r\n"
+                f"Content-Length: 100000000\r\n\r\n").encode()
+        sent, answer = send_until_answered(sock, head, 3 << 20, lambda _: b"b" * 65536)
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:300]
+        hdrs, _, body = answer.partition(b"\r\n\r\n")
+        assert b"Connection: close" in hdrs
+        assert json.loads(body)["error"]["code"] == "S400"
+        assert sent <= 3 << 20
+        # A chunked body that passes the quota half-way: answered there.
+        sock = socket.create_connection((daemon.host, daemon.port))
+        head = (f"PUT /v1/sandboxes/{s}/files/workspace/big HTTP/1.1\r\nHost: x\r\n"
+                f"Transfer-Encoding: chunked\r\n\r\n").encode()
+        piece = b"10000\r\n" + b"c" * 65536 + b"\r\n"
+        sent, answer = send_until_answered(sock, head, 8 << 20, lambda _: piece)
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:300]
+        assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["code"] == "S400"
+        # A client that sends its whole body before reading still reads the answer.
+        c = daemon.conn()
+        c.putrequest("PUT", f"/v1/sandboxes/{s}/files/workspace/big")
+        c.putheader("Content-Length", str(100_000_000))
+        c.endheaders()
+        try:
+            for _ in range(100):
+                c.send(b"d" * (1 << 20))
+        except OSError:
+            pass                          # the server closed: the answer is waiting
+        r = c.getresponse()
+        assert r.status == 413 and json.loads(r.read())["error"]["code"] == "S400"
+        c.close()
+        # Nothing was written, and the daemon serves on.
+        st, b = daemon.post(f"/v1/sandboxes/{s}/fs/ls", {"path": "/workspace"})
+        assert st == 200 and b["entries"] == []
+        st, _, body = raw(daemon, "PUT", f"/v1/sandboxes/{s}/files/workspace/small", b"s" * 1000)
+        assert st == 200, body
+    finally:
+        daemon.close()
 
 
 def test_upload_cut_short_leaves_nothing(d, sid):
