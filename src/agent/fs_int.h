@@ -126,7 +126,9 @@ void fs_free_names(char **names, size_t n);
  * regular file). */
 int fs_open_regular(int dir, const char *name, bool follow, struct stat *st);
 /* A hidden temporary's name, ".cella-<random>.tmp", in dir (NULL: no
- * directory part); tries, the attempt, varies it when getrandom fails. */
+ * directory part); tries, the attempt, varies it when getrandom fails.
+ * Without a directory it fits in FS_TMP_NAME_MAX bytes. */
+#define FS_TMP_NAME_MAX 64
 void fs_tmp_name(char *buf, size_t n, const char *dir, int tries);
 /* Atomically replaces path with the bytes of in_fd (or data when in_fd < 0):
  * a hidden O_TMPFILE (or, where the filesystem lacks it, a temporary

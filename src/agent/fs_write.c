@@ -162,12 +162,13 @@ static int copy_in(int out, int in_fd, const void *data, size_t n, fsq *q, const
 /* The last step of a write, run under the quota's lock when the file
  * counts (fsq_commit): name the finished file beside the target, then
  * rename it over the target (linkat cannot replace; rename can,
- * atomically). */
+ * atomically). Both in dir, the directory resolved once at the start. */
 typedef struct commit_arg {
+    int dir;                      /* O_PATH: the target's directory */
     int fd;                       /* the file; closed here */
     bool named;                   /* tmp already names it (no O_TMPFILE) */
-    char *tmp;
-    const char *dir, *path;
+    char *tmp;                    /* its name in dir */
+    const char *leaf, *path;
 } commit_arg;
 
 static int commit_file(void *arg)
@@ -178,8 +179,8 @@ static int commit_file(void *arg)
         char proc[64];
         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", c->fd);
         for (int tries = 0;; tries++) {
-            fs_tmp_name(c->tmp, PATH_MAX + 64, c->dir, tries);
-            if (linkat(AT_FDCWD, proc, AT_FDCWD, c->tmp, AT_SYMLINK_FOLLOW) == 0)
+            fs_tmp_name(c->tmp, FS_TMP_NAME_MAX, NULL, tries);
+            if (linkat(AT_FDCWD, proc, c->dir, c->tmp, AT_SYMLINK_FOLLOW) == 0)
                 break;
             if (errno != EEXIST || tries > 8) {
                 e = errno;
@@ -191,11 +192,11 @@ static int commit_file(void *arg)
     if (close(c->fd) < 0 && !e)
         e = errno;
     c->fd = -1;
-    if (!e && rename(c->tmp, c->path) < 0)
+    if (!e && renameat(c->dir, c->tmp, c->dir, c->leaf) < 0)
         e = errno;
     if (e) {
         if (c->named)
-            unlink(c->tmp);
+            unlinkat(c->dir, c->tmp, 0);
         c->named = false;
         return fs_fail_errno(e, "write", c->path);
     }
@@ -205,36 +206,56 @@ static int commit_file(void *arg)
 
 static uint64_t commit_frees(void *arg)
 {
-    return fsq_freed_at(AT_FDCWD, ((commit_arg *)arg)->path);
+    commit_arg *c = arg;
+    return fsq_freed_at(c->dir, c->leaf);
+}
+
+/* path's last component (path is normalised: no trailing "/"). */
+static const char *leaf_of(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s && s[1] ? s + 1 : s ? "." : path;
 }
 
 int fs_write_atomic(const char *path, unsigned mode, int in_fd, const void *data, size_t n,
                     fsq *q, uint64_t expect, uint64_t *written)
 {
-    char dir[PATH_MAX], tmp[PATH_MAX + 64];
-    fs_parent_of(path, dir, sizeof(dir));
-    /* lstat: a symlink at path is replaced, like a file, never followed
-     * (to a directory or anywhere else). */
+    char parent[PATH_MAX], tmp[FS_TMP_NAME_MAX];
+    fs_parent_of(path, parent, sizeof(parent));
+    const char *leaf = leaf_of(path);
+    /* The directory is resolved once, and every step after is relative to
+     * it: a process in the sandbox that swaps a symlink in the path
+     * meanwhile cannot split the write across two directories. */
+    int dir = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) {
+        int e = errno;
+        if (e == ENOENT)
+            return fs_fail(BUILTIN_PARENT_MISSING, "parent not found: %s", parent);
+        if (e == ENOTDIR)
+            return fs_fail(BUILTIN_WRONG_TYPE, "parent is not a directory: %s", parent);
+        return fs_fail_errno(e, "write", path);
+    }
+    /* No follow: a symlink at path is replaced, like a file, never
+     * followed (to a directory or anywhere else). */
     struct stat st;
-    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    if (fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+        close(dir);
         return fs_fail(BUILTIN_WRONG_TYPE, "is a directory: %s", path);
+    }
     /* O_TMPFILE: the file has no name until it is complete, so a kill
      * half-way (a client gone, the sandbox stopped) leaves nothing. */
     bool named = false;
-    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    int fd = openat(dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
     if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
         /* Filesystems without O_TMPFILE: a hidden sibling, new (O_EXCL) so
          * never a planted link. */
-        fs_tmp_name(tmp, sizeof(tmp), dir, 0);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        fs_tmp_name(tmp, sizeof(tmp), NULL, 0);
+        fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         named = fd >= 0;
     }
     if (fd < 0) {
         int e = errno;
-        if (e == ENOENT)
-            return fs_fail(BUILTIN_PARENT_MISSING, "parent not found: %s", dir);
-        if (e == ENOTDIR)
-            return fs_fail(BUILTIN_WRONG_TYPE, "parent is not a directory: %s", dir);
+        close(dir);
         return fs_fail_errno(e, "write", path);
     }
     /* Only a file on the workspace's mount is the quota's (not /tmp). */
@@ -245,7 +266,7 @@ int fs_write_atomic(const char *path, unsigned mode, int in_fd, const void *data
         /* A named temporary is in the tree while it grows; its bytes are
          * reserved, so the walks of this call leave them out. */
         q->hidden_fd = named ? fd : -1;
-        q->credit = fsq_freed_at(AT_FDCWD, path);
+        q->credit = fsq_freed_at(dir, leaf);
         /* A declared length is refused before a byte of it is read. */
         if (expect != UINT64_MAX && (rc = fsq_reserve(q, fsq_blocks(expect), 0, path)))
             goto fail;
@@ -262,7 +283,7 @@ int fs_write_atomic(const char *path, unsigned mode, int in_fd, const void *data
         rc = fs_fail_errno(errno, "write", path);
         goto fail;
     }
-    commit_arg c = {.fd = fd, .named = named, .tmp = tmp, .dir = dir, .path = path};
+    commit_arg c = {.dir = dir, .fd = fd, .named = named, .tmp = tmp, .leaf = leaf, .path = path};
     rc = q ? fsq_commit(q, fsq_fd_bytes(fd), commit_frees, commit_file, &c, path)
            : commit_file(&c);
     fd = c.fd;                    /* -1 once commit_file ran */
@@ -273,7 +294,8 @@ fail:
     if (fd >= 0)
         close(fd);
     if (named)
-        unlink(tmp);
+        unlinkat(dir, tmp, 0);
+    close(dir);
     return rc;
 }
 
