@@ -580,29 +580,6 @@ static void finish_dirs(tar_x *x)
 }
 
 /* atomic: every target checked once more, then every rename. */
-static int commit(tar_x *x);
-
-static int commit_apply(void *arg)
-{
-    return commit(arg);
-}
-
-/* atomic: what the renames free (each target a regular file with no
- * other link), looked at under the quota's lock. */
-static uint64_t commit_frees(void *arg)
-{
-    tar_x *x = arg;
-    uint64_t sum = 0;
-    for (size_t i = 0; i < x->npend; i++) {
-        int dir = open_dir(x, x->pend[i].parent, false, O_PATH);
-        if (dir >= 0) {
-            sum += fsq_freed_at(dir, x->pend[i].leaf);
-            close(dir);
-        }
-    }
-    return sum;
-}
-
 static int commit(tar_x *x)
 {
     for (int pass = 0; pass < 2; pass++) {
@@ -624,6 +601,28 @@ static int commit(tar_x *x)
         }
     }
     return BUILTIN_OK;
+}
+
+/* fsq_commit's apply: the batch's renames, under the quota's lock. */
+static int commit_apply(void *arg)
+{
+    return commit(arg);
+}
+
+/* atomic: what the renames free (each target a regular file with no
+ * other link), looked at under the quota's lock. */
+static uint64_t commit_frees(void *arg)
+{
+    tar_x *x = arg;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < x->npend; i++) {
+        int dir = open_dir(x, x->pend[i].parent, false, O_PATH);
+        if (dir >= 0) {
+            sum += fsq_freed_at(dir, x->pend[i].leaf);
+            close(dir);
+        }
+    }
+    return sum;
 }
 
 /* atomic, after a failure: the temporaries not renamed, then the

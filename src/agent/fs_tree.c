@@ -119,8 +119,8 @@ static int chmod_fd(int fd, const char *shown, chmod_req *r)
  * following it, and changed through that descriptor, so what is changed is
  * what was looked at, even if a process in the sandbox swaps a symlink in
  * between (fchmodat with no flags would follow it). A symlink is skipped
- * inside a tree, and refused at the root (root): Linux has no symlink
- * modes, and following it is what a caller naming the link does not ask. */
+ * inside a tree, and refused when it is the path asked for (root): Linux
+ * has no symlink modes, and following it is not what naming the link asks. */
 static int chmod_one(int dir, const char *name, const char *shown, bool root, int depth,
                      chmod_req *r)
 {
