@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/agent_int.h"
+#include "agent/fs_quota.h"
 #include "util/fdio.h"
 
 #define MAX_SETUP_FDS 8
@@ -269,6 +270,11 @@ int agent_main(void)
     a.sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
     if (a.sigfd < 0 || fd_set_nonblock(a.sock, 1) < 0) {
         snprintf(err.msg, sizeof(err.msg), "signalfd: %s", strerror(errno));
+        die(&a, err.msg);
+    }
+    /* Before the first child: every file operation inherits this page. */
+    if (fs_quota_init() < 0) {
+        snprintf(err.msg, sizeof(err.msg), "the workspace quota's shared page: %s", strerror(errno));
         die(&a, err.msg);
     }
     agent_send(&a, PROTO_READY, 0, 0, NULL, 0);

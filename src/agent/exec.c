@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent/agent_int.h"
+#include "agent/fs_quota.h"
 #include "agent/wire.h"
 #include "util/alloc.h"
 #include "util/cleanup.h"
@@ -497,6 +498,8 @@ void agent_reap(agent *a)
         pid_t p = wait4(-1, &status, WNOHANG, &ru);
         if (p <= 0)
             return;
+        /* A file operation killed half-way leaves no quota reservation. */
+        fs_quota_reaped(p);
         for (int i = 0; i < AGENT_MAX_EXECS; i++) {
             agent_exec *e = a->execs[i];
             if (e && e->pid == p && !e->reaped) {

@@ -95,6 +95,20 @@ int fs_arg_mode(const fs_args *a, const char *key, unsigned def, unsigned *out)
     return 0;
 }
 
+void fs_norm_path(char *path)
+{
+    size_t n = strlen(path);
+    for (;;) {
+        if (n > 1 && path[n - 1] == '/')
+            n--;                                  /* "x/" -> "x", never "/" -> "" */
+        else if (n > 1 && path[n - 1] == '.' && path[n - 2] == '/')
+            n--;                                  /* "x/." -> "x/", "/." -> "/" */
+        else
+            break;
+    }
+    path[n] = '\0';
+}
+
 int fs_arg_path(const fs_args *a, const char *key, const char **out)
 {
     *out = fs_arg(a, key);
@@ -102,6 +116,9 @@ int fs_arg_path(const fs_args *a, const char *key, const char **out)
         return fs_fail(BUILTIN_USAGE, "%s is required", key), -1;
     if (strlen(*out) >= PATH_MAX)
         return fs_fail(BUILTIN_USAGE, "%s is longer than %d bytes", key, PATH_MAX - 1), -1;
+    /* The value lives in this process's own argv, so it may be shortened
+     * in place. */
+    fs_norm_path((char *)*out);
     return 0;
 }
 

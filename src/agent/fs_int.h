@@ -49,7 +49,14 @@ int fs_arg_bool(const fs_args *a, const char *key, bool def, bool *out);
 int fs_arg_u64(const fs_args *a, const char *key, uint64_t def, uint64_t *out);
 /* An octal mode "0644" (at most 07777). */
 int fs_arg_mode(const fs_args *a, const char *key, unsigned def, unsigned *out);
-/* A path argument that must be present and non-empty. */
+/* Drops trailing "/" and "/." from path, in place, down to "/" at most.
+ * Why: the kernel reads "lnk/" and "lnk/." as the directory a symlink lnk
+ * points at, so an operation that must act on the link itself (rm, stat,
+ * chmod, mv, write) would act on its target instead. One rule for every
+ * operation: a path names the entry itself, whatever it ends with. */
+void fs_norm_path(char *path);
+/* A path argument that must be present and non-empty, normalised with
+ * fs_norm_path. */
 int fs_arg_path(const fs_args *a, const char *key, const char **out);
 
 /* Prints the message (first line of stderr) and returns status. */
@@ -135,19 +142,21 @@ void fs_free_names(char **names, size_t n);
  * regular file). */
 int fs_open_regular(int dir, const char *name, bool follow, struct stat *st);
 /* A hidden temporary's name, ".cella-<random>.tmp", in dir (NULL: no
- * directory part); tries, the attempt, varies it when getrandom fails. */
+ * directory part); tries, the attempt, varies it when getrandom fails.
+ * Without a directory it fits in FS_TMP_NAME_MAX bytes. */
+#define FS_TMP_NAME_MAX 64
 void fs_tmp_name(char *buf, size_t n, const char *dir, int tries);
 /* Atomically replaces path with the bytes of in_fd (or data when in_fd < 0):
  * a hidden O_TMPFILE (or, where the filesystem lacks it, a temporary
  * sibling), fsync, fchmod, then rename over path. Killed half-way, it
- * leaves nothing behind. limit: bytes allowed (quota), UINT64_MAX for
- * none. expect: the exact byte count required (a transfer's declared
- * length; anything else replaces nothing), UINT64_MAX for any. *written
- * gets the size. Returns a BUILTIN_* status, its message printed. */
+ * leaves nothing behind. q: the call's quota transaction (fs_quota.h), or
+ * NULL; a file on /workspace's mount is reserved as it is written and
+ * committed under the quota's lock. expect: the exact byte count required
+ * (a transfer's declared length, reserved before a byte is read; anything
+ * else replaces nothing), UINT64_MAX for any. *written gets the size.
+ * Returns a BUILTIN_* status, its message printed. */
+typedef struct fsq fsq;
 int fs_write_atomic(const char *path, unsigned mode, int in_fd, const void *data, size_t n,
-                    uint64_t limit, uint64_t expect, uint64_t *written);
-/* Bytes the workspace holds now (allocated blocks), walking /workspace
- * without following symlinks. */
-uint64_t fs_workspace_usage(void);
+                    fsq *q, uint64_t expect, uint64_t *written);
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/fs_quota.h"
 #include "agent/fs_walk.h"
 #include "util/alloc.h"
 
@@ -27,6 +28,7 @@ typedef struct sed_ctx {
     uint64_t total, deadline_ms;
     cbuf in, out;
     char *stopped_at;             /* the file the deadline interrupted */
+    fsq q;                        /* the workspace quota: a rewrite that grows a file counts */
 } sed_ctx;
 
 static bool name_char(char c)
@@ -135,8 +137,8 @@ static int sed_line(sed_ctx *s, const uint8_t *p, size_t n, uint64_t *reps, cons
 /* Atomically replaces path (fs_write_atomic) with data. Its message, which
  * it prints, is captured instead for the file's result: a pipe stands in
  * for stderr (a message is far smaller than a pipe holds). */
-static int sed_write(const char *path, unsigned mode, const void *data, size_t n, char *msg,
-                     size_t msz)
+static int sed_write(const char *path, unsigned mode, const void *data, size_t n, fsq *q,
+                     char *msg, size_t msz)
 {
     int p[2], saved = -1;
     if (pipe2(p, O_CLOEXEC) == 0) {
@@ -152,7 +154,7 @@ static int sed_write(const char *path, unsigned mode, const void *data, size_t n
         p[0] = -1;
     }
     uint64_t written;
-    int rc = fs_write_atomic(path, mode, -1, data, n, UINT64_MAX, UINT64_MAX, &written);
+    int rc = fs_write_atomic(path, mode, -1, data, n, q, UINT64_MAX, &written);
     snprintf(msg, msz, "write %s failed", path);
     if (saved >= 0) {
         fflush(stderr);
@@ -225,7 +227,8 @@ static int sed_fd(sed_ctx *s, int fd, const struct stat *st, const char *file, c
     }
     if (*reps == 0)
         return 0;
-    if (sed_write(wpath, st->st_mode & 07777, cbuf_head(&s->out), cbuf_avail(&s->out), msg, msz)) {
+    if (sed_write(wpath, st->st_mode & 07777, cbuf_head(&s->out), cbuf_avail(&s->out), &s->q, msg,
+                  msz)) {
         *reps = 0;
         return -1;
     }
@@ -292,6 +295,7 @@ static void sed_files(sed_ctx *s, const fs_args *a)
     for (char *const *p = a->kv; *p; p++) {
         if (strncmp(*p, "file=", 5))
             continue;
+        fs_norm_path(*p + 5);     /* as every path argument is (fs_arg_path) */
         const char *f = *p + 5;
         char *abs = fs_tidy_abs(*f ? f : ".");
         struct stat st;
@@ -334,7 +338,8 @@ static void sed_files(sed_ctx *s, const fs_args *a)
 }
 
 /* sed {path | file*, pattern, replacement, regex=1, first_only=0,
- *      ignore_case=0, recursive=1, include*, exclude*, deadline_ms=30000}
+ *      ignore_case=0, recursive=1, include*, exclude*, deadline_ms=30000,
+ *      quota=0}
  *   -> {results: [{path, replacements, success, error?}], total_replacements}
  * include and exclude apply to the path form only (iii ignores them with
  * files); recursive=0 on a directory is refused, as grep refuses it. */
@@ -348,7 +353,8 @@ int fs_op_sed(const fs_args *a, jsonw *w)
         fs_arg_bool(a, "first_only", false, &first_only) < 0 ||
         fs_arg_bool(a, "ignore_case", false, &icase) < 0 ||
         fs_arg_bool(a, "recursive", true, &rec) < 0 ||
-        fs_arg_u64(a, "deadline_ms", SEARCH_DEADLINE_MS, &s.deadline_ms) < 0)
+        fs_arg_u64(a, "deadline_ms", SEARCH_DEADLINE_MS, &s.deadline_ms) < 0 ||
+        fsq_begin(&s.q, a) != BUILTIN_OK)
         return BUILTIN_USAGE;
     size_t nfiles = fs_arg_count(a, "file");
     if (path && nfiles)
@@ -409,6 +415,7 @@ int fs_op_sed(const fs_args *a, jsonw *w)
         jw_ku64(w, "total_replacements", s.total);
         jw_obj_end(w);
     }
+    fsq_end(&s.q);
     cella_free(s.stopped_at);
     cbuf_free(&s.in);
     cbuf_free(&s.out);

@@ -26,8 +26,9 @@
  * turns out truncated or over the quota, those before it stay. Directory
  * modes and times are applied at the end (a read-only directory must still
  * take its entries), deepest first, on success and failure alike. The
- * quota counts content bytes, measured against the workspace's usage when
- * the extract starts.
+ * quota (fs_quota.c) reserves each file's declared size before a byte of
+ * it is written and checks again as it is renamed into place (with
+ * atomic=1, as the batch is).
  *
  * atomic=1 (the gateway's bulk copy: all or nothing) takes regular files
  * and directories only. Each file is written in full under a hidden
@@ -60,6 +61,7 @@
 #include <linux/openat2.h>
 
 #include "agent/fs_int.h"
+#include "agent/fs_quota.h"
 #include "util/alloc.h"
 #include "util/err.h"
 #include "util/fdio.h"
@@ -84,7 +86,8 @@ typedef struct tar_x {
     tar_entry e;
     int root;                     /* the target directory */
     bool no_openat2;
-    uint64_t allow;               /* content bytes the quota allows, UINT64_MAX: no quota */
+    fsq q;                        /* the workspace quota (fs_quota.c) */
+    uint64_t reserved;            /* atomic: the reservation the files written so far need */
     uint64_t bytes, entries;
     dir_meta *dirs;
     size_t ndirs, capdirs;
@@ -327,12 +330,46 @@ static int place(int dir, const char *leaf, int fd, const char *target)
     return rc;
 }
 
+/* The last step of a file (fsq_commit's apply): its name given. */
+typedef struct x_commit {
+    tar_x *x;
+    int dir, fd;
+    const char *leaf, *tmp;
+    bool named;
+} x_commit;
+
+static int x_place(void *arg)
+{
+    x_commit *c = arg;
+    if (c->named ? renameat(c->dir, c->tmp, c->dir, c->leaf) : place(c->dir, c->leaf, c->fd, NULL))
+        return fs_fail_errno(errno, "extract", c->x->name);
+    return BUILTIN_OK;
+}
+
+static uint64_t x_frees(void *arg)
+{
+    x_commit *c = arg;
+    return fsq_freed_at(c->dir, c->leaf);
+}
+
+/* The reservation for a file of size bytes about to be written at leaf
+ * (fd, its temporary, named or not). */
+static int x_reserve(tar_x *x, int dir, const char *leaf, int fd, bool named, uint64_t size)
+{
+    x->q.hidden_fd = named ? fd : -1;
+    if (!x->atomic) {
+        x->q.credit = fsq_freed_at(dir, leaf);
+        return fsq_reserve(&x->q, fsq_blocks(size), 0, x->name);
+    }
+    /* atomic: every file waits, named, for the batch's commit. */
+    x->q.credit += fsq_freed_at(dir, leaf);
+    x->reserved += fsq_blocks(size);
+    return fsq_reserve(&x->q, x->reserved, 0, x->name);
+}
+
 static int x_file(tar_x *x, int dir, const char *leaf)
 {
     uint64_t size = x->e.size;
-    if (x->allow != UINT64_MAX && size > x->allow - x->bytes)
-        return fs_fail(BUILTIN_QUOTA, "resource limit exceeded: the archive would pass the "
-                       "workspace quota");
     if (leaf_type(dir, leaf) == S_IFDIR)
         return fs_fail(BUILTIN_WRONG_TYPE, "is a directory: %s", x->name);
     /* O_TMPFILE: nameless until complete, so a failure or a kill half-way
@@ -353,7 +390,11 @@ static int x_file(tar_x *x, int dir, const char *leaf)
     }
     if (fd < 0)
         return fs_fail_errno(errno, "extract", x->name);
-    int rc = BUILTIN_OK;
+    /* A declared size past the quota is refused before a byte is written. */
+    bool counts = fsq_counts(&x->q, fd);
+    int rc = counts ? x_reserve(x, dir, leaf, fd, named, size) : BUILTIN_OK;
+    if (rc)
+        goto done;
     for (;;) {
         ssize_t k = tar_read(&x->rd, x->buf, sizeof(x->buf));
         if (k == 0)
@@ -392,15 +433,19 @@ static int x_file(tar_x *x, int dir, const char *leaf)
         snprintf(pf->tmp, sizeof(pf->tmp), "%s", tmp);
         named = false;            /* the pending list owns it now */
         x->bytes += size;
+        if (counts)
+            x->q.hidden += fsq_fd_bytes(fd);
         goto done;
     }
-    if (named ? renameat(dir, tmp, dir, leaf) : place(dir, leaf, fd, NULL)) {
-        rc = fs_fail_errno(errno, "extract", x->name);
+    x_commit c = {x, dir, fd, leaf, tmp, named};
+    rc = counts ? fsq_commit(&x->q, fsq_fd_bytes(fd), x_frees, x_place, &c, x->name)
+                : x_place(&c);
+    if (rc)
         goto done;
-    }
     named = false;
     x->bytes += size;
 done:
+    x->q.hidden_fd = -1;
     if (named)
         unlinkat(dir, tmp, 0);
     close(fd);
@@ -619,6 +664,28 @@ static int commit(tar_x *x)
     return BUILTIN_OK;
 }
 
+/* fsq_commit's apply: the batch's renames, under the quota's lock. */
+static int commit_apply(void *arg)
+{
+    return commit(arg);
+}
+
+/* atomic: what the renames free (each target a regular file with no
+ * other link), looked at under the quota's lock. */
+static uint64_t commit_frees(void *arg)
+{
+    tar_x *x = arg;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < x->npend; i++) {
+        int dir = open_dir(x, x->pend[i].parent, false, O_PATH);
+        if (dir >= 0) {
+            sum += fsq_freed_at(dir, x->pend[i].leaf);
+            close(dir);
+        }
+    }
+    return sum;
+}
+
 /* atomic, after a failure: the temporaries not renamed, then the
  * directories made, deepest (latest) first; one that is not empty (a
  * rename went through, or something else wrote there) stays. */
@@ -680,9 +747,9 @@ int fs_op_tar_extract(const fs_args *a, jsonw *w)
 {
     const char *path;
     bool parents, atomic, follow;
-    uint64_t quota;
+    fsq q;
     if (fs_arg_path(a, "path", &path) < 0 || fs_arg_bool(a, "parents", false, &parents) < 0 ||
-        fs_arg_u64(a, "quota", 0, &quota) < 0 || fs_arg_bool(a, "atomic", false, &atomic) < 0 ||
+        fsq_begin(&q, a) != BUILTIN_OK || fs_arg_bool(a, "atomic", false, &atomic) < 0 ||
         fs_arg_bool(a, "follow", false, &follow) < 0)
         return BUILTIN_USAGE;
     /* An archive that may make symlinks is never extracted through them. */
@@ -703,11 +770,7 @@ int fs_op_tar_extract(const fs_args *a, jsonw *w)
     x->follow = follow;
     if (follow)
         x->root_abs = root_path(root, path);
-    x->allow = UINT64_MAX;
-    if (quota) {
-        uint64_t used = fs_workspace_usage();
-        x->allow = used >= quota ? 0 : quota - used;
-    }
+    x->q = q;
     tar_reader_init(&x->rd, read_stdin, NULL);
     int rc;
     for (;;) {
@@ -726,7 +789,8 @@ int fs_op_tar_extract(const fs_args *a, jsonw *w)
     /* Before finish_dirs: a directory it makes read-only would refuse the
      * renames and the clean-up. */
     if (x->atomic && rc == BUILTIN_OK)
-        rc = commit(x);
+        rc = fsq_commit(&x->q, x->q.hidden, commit_frees, commit_apply, x, "the archive");
+    fsq_end(&x->q);
     if (x->atomic && rc != BUILTIN_OK)
         rollback(x);
     free_atomic(x);

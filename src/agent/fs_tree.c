@@ -11,6 +11,7 @@
 
 #include "agent/agent_int.h"
 #include "agent/fs_int.h"
+#include "agent/fs_quota.h"
 #include "util/alloc.h"
 
 /* ---- rm, chmod, mv ---------------------------------------------------------------- */
@@ -53,6 +54,14 @@ int fs_op_rm(const fs_args *a, jsonw *w)
     bool rec;
     if (fs_arg_path(a, "path", &path) < 0 || fs_arg_bool(a, "recursive", false, &rec) < 0)
         return BUILTIN_USAGE;
+    /* "lnk/.." is the parent of what lnk points at, reached through the
+     * link: refused, as rm(1) refuses it ("lnk/." is "lnk" by now). */
+    const char *last = strrchr(path, '/');
+    last = last ? last + 1 : path;
+    if (!strcmp(last, ".") || !strcmp(last, ".."))
+        return fs_fail(BUILTIN_USAGE, "refusing to remove '%s': name the directory itself, not "
+                       "'.' or '..'", path);
+    /* lstat: a symlink is removed itself, never what it points at. */
     struct stat st;
     if (lstat(path, &st) < 0)
         return fs_fail_errno(errno, "rm", path);
@@ -85,43 +94,85 @@ int fs_op_rm(const fs_args *a, jsonw *w)
 typedef struct chmod_req {
     unsigned mode;
     bool chown;
+    bool recursive;
     uid_t uid;
     gid_t gid;
     uint64_t updated;
 } chmod_req;
 
-/* Applies the request to name in dir (a symlink is skipped: its mode
- * means nothing and chmod would follow it). */
-static int chmod_one(int dir, const char *name, const char *shown, chmod_req *r)
+static int chmod_tree(int fd, const char *path, int depth, chmod_req *r);
+
+/* chmod through an O_PATH descriptor: fchmod refuses one, and its
+ * /proc/self/fd link leads to the very inode (glibc's fchmodat with
+ * AT_SYMLINK_NOFOLLOW does the same). */
+static int chmod_fd(int fd, const char *shown, chmod_req *r)
 {
-    if (r->chown && fchownat(dir, name, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0)
-        return fs_fail_errno(errno, "chown", shown);
-    if (fchmodat(dir, name, r->mode, 0) < 0)
+    char proc[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    if (chmod(proc, r->mode) < 0)
         return fs_fail_errno(errno, "chmod", shown);
     r->updated++;
     return BUILTIN_OK;
 }
 
+/* Applies the request to name in dir. It is opened O_PATH without
+ * following it, and changed through that descriptor, so what is changed is
+ * what was looked at, even if a process in the sandbox swaps a symlink in
+ * between (fchmodat with no flags would follow it). A symlink is skipped
+ * inside a tree, and refused when it is the path asked for (root): Linux
+ * has no symlink modes, and following it is not what naming the link asks. */
+static int chmod_one(int dir, const char *name, const char *shown, bool root, int depth,
+                     chmod_req *r)
+{
+    int fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return root || errno != ENOENT ? fs_fail_errno(errno, "chmod", shown) : BUILTIN_OK;
+    struct stat st;
+    int rc = BUILTIN_OK;
+    if (fstat(fd, &st) < 0) {
+        rc = fs_fail_errno(errno, "chmod", shown);
+        goto out;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        if (root)
+            rc = fs_fail(BUILTIN_UNSUPPORTED, "chmod %s: it is a symlink, and Linux has no modes "
+                         "for symlinks; chmod the path it points to instead", shown);
+        goto out;
+    }
+    if (r->chown && fchownat(fd, "", r->uid, r->gid, AT_EMPTY_PATH) < 0) {
+        rc = fs_fail_errno(errno, "chown", shown);
+        goto out;
+    }
+    /* A directory's mode goes on before its entries are walked when it
+     * lets its owner in (so a tree now closed, 0000, can be opened up),
+     * after them when it does not (so chmod -R 0000 reaches them). */
+    bool tree = r->recursive && S_ISDIR(st.st_mode);
+    bool first = !tree || (r->mode & 0500) == 0500;
+    if (first && (rc = chmod_fd(fd, shown, r)))
+        goto out;
+    if (tree) {
+        int sub = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        rc = sub < 0 ? fs_fail_errno(errno, "chmod", shown) : chmod_tree(sub, shown, depth, r);
+        if (rc == BUILTIN_OK && !first)
+            rc = chmod_fd(fd, shown, r);
+    }
+out:
+    close(fd);
+    return rc;
+}
+
+/* Every entry below the directory fd (consumed). */
 static int chmod_tree(int fd, const char *path, int depth, chmod_req *r)
 {
     int rc = BUILTIN_OK;
     DIR *d = fs_open_level(fd, "chmod", path, depth, &rc);
     if (!d)
         return rc;
-    for (struct dirent *de; rc == BUILTIN_OK && (de = readdir(d));) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode))
-            continue;
-        if ((rc = chmod_one(dirfd(d), de->d_name, de->d_name, r)))
-            break;
-        if (S_ISDIR(st.st_mode)) {
-            int c = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            rc = c < 0 ? fs_fail_errno(errno, "chmod", de->d_name)
-                       : chmod_tree(c, de->d_name, depth + 1, r);
-        }
-    }
+    size_t n;
+    char **names = fs_list_dir(d, &n);
+    for (size_t i = 0; i < n && rc == BUILTIN_OK; i++)
+        rc = chmod_one(dirfd(d), names[i], names[i], false, depth + 1, r);
+    fs_free_names(names, n);
     closedir(d);
     return rc;
 }
@@ -131,9 +182,8 @@ int fs_op_chmod(const fs_args *a, jsonw *w)
 {
     const char *path;
     chmod_req r = {0};
-    bool rec;
     uint64_t uid, gid;
-    if (fs_arg_path(a, "path", &path) < 0 || fs_arg_bool(a, "recursive", false, &rec) < 0 ||
+    if (fs_arg_path(a, "path", &path) < 0 || fs_arg_bool(a, "recursive", false, &r.recursive) < 0 ||
         fs_arg_u64(a, "uid", UINT64_MAX, &uid) < 0 || fs_arg_u64(a, "gid", UINT64_MAX, &gid) < 0)
         return BUILTIN_USAGE;
     if (!fs_arg(a, "mode"))
@@ -148,14 +198,7 @@ int fs_op_chmod(const fs_args *a, jsonw *w)
         r.uid = uid == UINT64_MAX ? (uid_t)-1 : (uid_t)uid;
         r.gid = gid == UINT64_MAX ? (gid_t)-1 : (gid_t)gid;
     }
-    struct stat st;
-    if (stat(path, &st) < 0)
-        return fs_fail_errno(errno, "chmod", path);
-    int rc = chmod_one(AT_FDCWD, path, path, &r);
-    if (rc == BUILTIN_OK && rec && S_ISDIR(st.st_mode)) {
-        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        rc = fd < 0 ? fs_fail_errno(errno, "chmod", path) : chmod_tree(fd, path, 0, &r);
-    }
+    int rc = chmod_one(AT_FDCWD, path, path, true, 0, &r);
     if (rc)
         return rc;
     jw_obj(w);
@@ -165,8 +208,9 @@ int fs_op_chmod(const fs_args *a, jsonw *w)
 }
 
 /* Copies src to dst (a new name) across filesystems: files, symlinks and
- * directories, recursively; other kinds are refused. */
-static int copy_tree(const char *src, const char *dst, int depth)
+ * directories, recursively; other kinds are refused. Each file is written
+ * as write writes one, within the workspace quota (q). */
+static int copy_tree(const char *src, const char *dst, int depth, fsq *q)
 {
     struct stat st;
     if (lstat(src, &st) < 0)
@@ -186,7 +230,7 @@ static int copy_tree(const char *src, const char *dst, int depth)
         if (in < 0)
             return fs_fail_errno(errno, "mv", src);
         uint64_t n;
-        int rc = fs_write_atomic(dst, st.st_mode, in, NULL, 0, UINT64_MAX, UINT64_MAX, &n);
+        int rc = fs_write_atomic(dst, st.st_mode, in, NULL, 0, q, UINT64_MAX, &n);
         close(in);
         return rc;
     }
@@ -204,7 +248,7 @@ static int copy_tree(const char *src, const char *dst, int depth)
             continue;
         char *s = cella_asprintf("%s/%s", src, de->d_name);
         char *t = cella_asprintf("%s/%s", dst, de->d_name);
-        rc = copy_tree(s, t, depth + 1);
+        rc = copy_tree(s, t, depth + 1, q);
         cella_free(s);
         cella_free(t);
     }
@@ -212,7 +256,7 @@ static int copy_tree(const char *src, const char *dst, int depth)
     return rc;
 }
 
-/* mv {src, dst, overwrite=false} -> {moved: true}. */
+/* mv {src, dst, overwrite=false, quota?} -> {moved: true}. */
 int fs_op_mv(const fs_args *a, jsonw *w)
 {
     const char *src, *dst;
@@ -244,7 +288,12 @@ int fs_op_mv(const fs_args *a, jsonw *w)
         char dir[PATH_MAX];
         fs_parent_of(dst, dir, sizeof(dir));
         char *tmp = cella_asprintf("%s/.cella-mv-%d", dir, (int)getpid());
-        int rc = copy_tree(src, tmp, 0);
+        /* Into /workspace, the copy is what grows it: the quota applies. */
+        fsq q;
+        int rc = fsq_begin(&q, a);
+        if (rc == BUILTIN_OK)
+            rc = copy_tree(src, tmp, 0, &q);
+        fsq_end(&q);
         if (rc == BUILTIN_OK && rename(tmp, dst) < 0)
             rc = fs_fail_errno(errno, "mv", dst);
         if (rc) {

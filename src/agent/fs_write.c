@@ -1,5 +1,5 @@
-/* Writing: mkdir, write (atomic, within the workspace quota) and the file
- * of write-exec. */
+/* Writing: mkdir, write (atomic, within the workspace quota: fs_quota.c)
+ * and the file of write-exec. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "agent/agent_int.h"
 #include "agent/fs_int.h"
+#include "agent/fs_quota.h"
 #include "util/alloc.h"
 
 /* path's parent directory into buf ("." or "/" at the top). */
@@ -112,21 +112,35 @@ void fs_tmp_name(char *buf, size_t n, const char *dir, int tries)
              (unsigned long long)r);
 }
 
-static int copy_in(int out, int in_fd, const void *data, size_t n, uint64_t *written)
+/* Writes all of p to out; -1 with errno. */
+static int write_all(int out, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t k = write(out, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* The bytes of in_fd (or data) into out, each piece reserved against the
+ * quota (q, when the file counts) before it is written. A status. */
+static int copy_in(int out, int in_fd, const void *data, size_t n, fsq *q, const char *path,
+                   uint64_t *written)
 {
     *written = 0;
+    int rc;
     if (in_fd < 0) {
-        for (const char *p = data; n;) {
-            ssize_t k = write(out, p, n);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0)
-                return -1;
-            p += k;
-            n -= (size_t)k;
-            *written += (uint64_t)k;
-        }
-        return 0;
+        if ((rc = fsq_reserve(q, fsq_blocks(n), 0, path)))
+            return rc;
+        if (write_all(out, data, n) < 0)
+            return fs_fail_errno(errno, "write", path);
+        *written = n;
+        return BUILTIN_OK;
     }
     static char buf[256 << 10];
     for (;;) {
@@ -134,170 +148,173 @@ static int copy_in(int out, int in_fd, const void *data, size_t n, uint64_t *wri
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0)
-            return -1;
+            return fs_fail_errno(errno, "write", path);
         if (got == 0)
-            return 0;
-        for (ssize_t off = 0; off < got;) {
-            ssize_t k = write(out, buf + off, (size_t)(got - off));
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0)
-                return -1;
-            off += k;
-            *written += (uint64_t)k;
-        }
+            return BUILTIN_OK;
+        if ((rc = fsq_reserve(q, fsq_blocks(*written + (uint64_t)got), FSQ_AHEAD, path)))
+            return rc;
+        if (write_all(out, buf, (size_t)got) < 0)
+            return fs_fail_errno(errno, "write", path);
+        *written += (uint64_t)got;
     }
 }
 
-int fs_write_atomic(const char *path, unsigned mode, int in_fd, const void *data, size_t n,
-                    uint64_t limit, uint64_t expect, uint64_t *written)
+/* The last step of a write, run under the quota's lock when the file
+ * counts (fsq_commit): name the finished file beside the target, then
+ * rename it over the target (linkat cannot replace; rename can,
+ * atomically). Both in dir, the directory resolved once at the start. */
+typedef struct commit_arg {
+    int dir;                      /* O_PATH: the target's directory */
+    int fd;                       /* the file; closed here */
+    bool named;                   /* tmp already names it (no O_TMPFILE) */
+    char *tmp;                    /* its name in dir */
+    const char *leaf, *path;
+} commit_arg;
+
+static int commit_file(void *arg)
 {
-    char dir[PATH_MAX], tmp[PATH_MAX + 64];
-    fs_parent_of(path, dir, sizeof(dir));
+    commit_arg *c = arg;
+    int e = 0;
+    if (!c->named) {
+        char proc[64];
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", c->fd);
+        for (int tries = 0;; tries++) {
+            fs_tmp_name(c->tmp, FS_TMP_NAME_MAX, NULL, tries);
+            if (linkat(AT_FDCWD, proc, c->dir, c->tmp, AT_SYMLINK_FOLLOW) == 0)
+                break;
+            if (errno != EEXIST || tries > 8) {
+                e = errno;
+                break;
+            }
+        }
+        c->named = e == 0;
+    }
+    if (close(c->fd) < 0 && !e)
+        e = errno;
+    c->fd = -1;
+    if (!e && renameat(c->dir, c->tmp, c->dir, c->leaf) < 0)
+        e = errno;
+    if (e) {
+        if (c->named)
+            unlinkat(c->dir, c->tmp, 0);
+        c->named = false;
+        return fs_fail_errno(e, "write", c->path);
+    }
+    c->named = false;             /* renamed: nothing left to clean up */
+    return BUILTIN_OK;
+}
+
+static uint64_t commit_frees(void *arg)
+{
+    commit_arg *c = arg;
+    return fsq_freed_at(c->dir, c->leaf);
+}
+
+/* path's last component (path is normalised: no trailing "/"). */
+static const char *leaf_of(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s && s[1] ? s + 1 : s ? "." : path;
+}
+
+int fs_write_atomic(const char *path, unsigned mode, int in_fd, const void *data, size_t n,
+                    fsq *q, uint64_t expect, uint64_t *written)
+{
+    char parent[PATH_MAX], tmp[FS_TMP_NAME_MAX];
+    fs_parent_of(path, parent, sizeof(parent));
+    const char *leaf = leaf_of(path);
+    /* The directory is resolved once, and every step after is relative to
+     * it: a process in the sandbox that swaps a symlink in the path
+     * meanwhile cannot split the write across two directories. */
+    int dir = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) {
+        int e = errno;
+        if (e == ENOENT)
+            return fs_fail(BUILTIN_PARENT_MISSING, "parent not found: %s", parent);
+        if (e == ENOTDIR)
+            return fs_fail(BUILTIN_WRONG_TYPE, "parent is not a directory: %s", parent);
+        return fs_fail_errno(e, "write", path);
+    }
+    /* No follow: a symlink at path is replaced, like a file, never
+     * followed (to a directory or anywhere else). */
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    if (fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+        close(dir);
         return fs_fail(BUILTIN_WRONG_TYPE, "is a directory: %s", path);
-    /* The quota, as a file size limit: the kernel stops the write at the
-     * byte that would pass it (EFBIG; SIGXFSZ is ignored). Only lowered,
-     * never raised past the sandbox's own limit. */
-    struct rlimit rl;
-    if (limit != UINT64_MAX && getrlimit(RLIMIT_FSIZE, &rl) == 0 &&
-        (rl.rlim_cur == RLIM_INFINITY || limit < rl.rlim_cur)) {
-        rl.rlim_cur = limit;
-        setrlimit(RLIMIT_FSIZE, &rl);
     }
     /* O_TMPFILE: the file has no name until it is complete, so a kill
      * half-way (a client gone, the sandbox stopped) leaves nothing. */
     bool named = false;
-    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    int fd = openat(dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
     if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
         /* Filesystems without O_TMPFILE: a hidden sibling, new (O_EXCL) so
          * never a planted link. */
-        fs_tmp_name(tmp, sizeof(tmp), dir, 0);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        fs_tmp_name(tmp, sizeof(tmp), NULL, 0);
+        fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         named = fd >= 0;
     }
     if (fd < 0) {
         int e = errno;
-        if (e == ENOENT)
-            return fs_fail(BUILTIN_PARENT_MISSING, "parent not found: %s", dir);
-        if (e == ENOTDIR)
-            return fs_fail(BUILTIN_WRONG_TYPE, "parent is not a directory: %s", dir);
+        close(dir);
         return fs_fail_errno(e, "write", path);
     }
-    if (copy_in(fd, in_fd, data, n, written) < 0)
-        goto io_error;
+    /* Only a file on the workspace's mount is the quota's (not /tmp). */
+    if (!fsq_counts(q, fd))
+        q = NULL;
+    int rc = BUILTIN_OK;
+    if (q) {
+        /* A named temporary is in the tree while it grows; its bytes are
+         * reserved, so the walks of this call leave them out. */
+        q->hidden_fd = named ? fd : -1;
+        q->credit = fsq_freed_at(dir, leaf);
+        /* A declared length is refused before a byte of it is read. */
+        if (expect != UINT64_MAX && (rc = fsq_reserve(q, fsq_blocks(expect), 0, path)))
+            goto fail;
+    }
+    if ((rc = copy_in(fd, in_fd, data, n, q, path, written)))
+        goto fail;
     if (expect != UINT64_MAX && *written != expect) {
         /* A client gone half-way: what arrived replaces nothing. */
-        if (named)
-            unlink(tmp);
-        close(fd);
-        return fs_fail(BUILTIN_IO, "transfer aborted: %llu of %llu bytes arrived",
-                       (unsigned long long)*written, (unsigned long long)expect);
+        rc = fs_fail(BUILTIN_IO, "transfer aborted: %llu of %llu bytes arrived",
+                     (unsigned long long)*written, (unsigned long long)expect);
+        goto fail;
     }
-    if (fsync(fd) < 0 || fchmod(fd, mode & 01777) < 0)
-        goto io_error;
-    if (!named) {
-        /* Give it a name beside the target, then rename over the target:
-         * linkat cannot replace, rename can, atomically. */
-        char proc[64];
-        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-        for (int tries = 0;; tries++) {
-            fs_tmp_name(tmp, sizeof(tmp), dir, tries);
-            if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
-                break;
-            if (errno != EEXIST || tries > 8)
-                goto io_error;
-        }
-        named = true;
+    if (fsync(fd) < 0 || fchmod(fd, mode & 01777) < 0) {
+        rc = fs_fail_errno(errno, "write", path);
+        goto fail;
     }
-    if (close(fd) < 0) {
-        fd = -1;
-        goto io_error;
-    }
-    fd = -1;
-    if (rename(tmp, path) < 0)
-        goto io_error;
-    return BUILTIN_OK;
-io_error: {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        if (named)
-            unlink(tmp);
-        return fs_fail_errno(e, "write", path);
-    }
-}
-
-/* Adds the allocated bytes under the directory fd (consumed). */
-static void usage_walk(int fd, int depth, uint64_t *sum)
-{
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return;
-    }
-    for (struct dirent *de; (de = readdir(d));) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            continue;
-        *sum += (uint64_t)st.st_blocks * 512;
-        if (S_ISDIR(st.st_mode) && depth < FS_MAX_DEPTH) {
-            int c = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (c >= 0)
-                usage_walk(c, depth + 1, sum);
-        }
-    }
-    closedir(d);
-}
-
-uint64_t fs_workspace_usage(void)
-{
-    uint64_t sum = 0;
-    int fd = open("/workspace", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    commit_arg c = {.dir = dir, .fd = fd, .named = named, .tmp = tmp, .leaf = leaf, .path = path};
+    rc = q ? fsq_commit(q, fsq_fd_bytes(fd), commit_frees, commit_file, &c, path)
+           : commit_file(&c);
+    fd = c.fd;                    /* -1 once commit_file ran */
+    named = c.named;
+fail:
+    if (q)
+        q->hidden_fd = -1;
     if (fd >= 0)
-        usage_walk(fd, 0, &sum);
-    return sum;
-}
-
-/* What a write into path may add: the quota less what the workspace
- * holds, plus what the file being replaced holds. UINT64_MAX: no quota. */
-static uint64_t write_allowance(const fs_args *a, const char *path, int *rc)
-{
-    uint64_t quota;
-    *rc = fs_arg_u64(a, "quota", 0, &quota) < 0 ? BUILTIN_USAGE : 0;
-    if (*rc || quota == 0)
-        return UINT64_MAX;
-    uint64_t used = fs_workspace_usage();
-    struct stat st;
-    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-        used -= (uint64_t)st.st_blocks * 512 > used ? used : (uint64_t)st.st_blocks * 512;
-    return used >= quota ? 0 : quota - used;
+        close(fd);
+    if (named)
+        unlinkat(dir, tmp, 0);
+    close(dir);
+    return rc;
 }
 
 /* write {path, mode=0644, parents=false, size?, quota?} <- stdin
  *   -> {bytes_written, path}. size: the bytes the caller declared; fewer
- *   arriving (a client gone half-way) fails and replaces nothing. */
+ *   arriving (a client gone half-way) fails and replaces nothing. quota:
+ *   the workspace quota (fs_quota.c), 0 or absent for none. */
 int fs_op_write(const fs_args *a, jsonw *w)
 {
     const char *path;
     unsigned mode;
     bool parents;
     uint64_t size;
+    fsq q;
     if (fs_arg_path(a, "path", &path) < 0 || fs_arg_mode(a, "mode", 0644, &mode) < 0 ||
         fs_arg_bool(a, "parents", false, &parents) < 0 ||
-        fs_arg_u64(a, "size", UINT64_MAX, &size) < 0)
+        fs_arg_u64(a, "size", UINT64_MAX, &size) < 0 || fsq_begin(&q, a) != BUILTIN_OK)
         return BUILTIN_USAGE;
     int rc;
-    uint64_t allow = write_allowance(a, path, &rc);
-    if (rc)
-        return rc;
-    if (size != UINT64_MAX && size > allow)
-        return fs_fail(BUILTIN_QUOTA, "resource limit exceeded: %llu bytes would pass the "
-                       "workspace quota (%llu bytes left)", (unsigned long long)size,
-                       (unsigned long long)allow);
     if (parents) {
         char dir[PATH_MAX];
         fs_parent_of(path, dir, sizeof(dir));
@@ -306,7 +323,9 @@ int fs_op_write(const fs_args *a, jsonw *w)
             return rc;
     }
     uint64_t written;
-    if ((rc = fs_write_atomic(path, mode, 0, NULL, 0, allow, size, &written)))
+    rc = fs_write_atomic(path, mode, 0, NULL, 0, &q, size, &written);
+    fsq_end(&q);
+    if (rc)
         return rc;
     jw_obj(w);
     jw_ku64(w, "bytes_written", written);
@@ -330,7 +349,7 @@ int agent_builtin_write(const char *path, const char *mode_s, const char *conten
     uint64_t n;
     int rc = fs_make_dirs(dir, 0755, &created);
     if (rc == BUILTIN_OK)
-        rc = fs_write_atomic(path, (unsigned)mode, -1, content, strlen(content), UINT64_MAX,
+        rc = fs_write_atomic(path, (unsigned)mode, -1, content, strlen(content), NULL,
                              UINT64_MAX, &n);
     switch (rc) {
     case BUILTIN_OK:

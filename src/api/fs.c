@@ -194,17 +194,43 @@ char *api_fs_url(const char *base, const char *path)
     cbuf b;
     cbuf_init(&b);
     cbuf_append(&b, base, strlen(base));
-    if (path[0] != '/')
-        cbuf_append(&b, "/workspace/", 11);   /* relative paths are under the workdir */
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-            strchr("/._~-", *p)) {
-            cbuf_append(&b, p, 1);
-        } else {
-            char esc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-            cbuf_append(&b, esc, 3);
+    size_t segments = 0;
+    /* Relative paths are under the workdir. */
+    for (int pass = path[0] == '/'; pass < 2; pass++) {
+        const char *p = pass ? path : "workspace";
+        while (*p) {
+            size_t n = strcspn(p, "/");
+            const char *seg = p;
+            p += n + (p[n] == '/');
+            /* Empty and "." segments name nothing: dropped, as the agent
+             * drops a trailing "/" and "/.". */
+            if (n == 0 || (n == 1 && seg[0] == '.'))
+                continue;
+            cbuf_append(&b, "/", 1);
+            segments++;
+            /* ".." stays (the sandbox resolves it, through its symlinks,
+             * which lexical resolution here would not), with its dots
+             * percent-encoded: a client would otherwise remove the dot
+             * segments of the URL (RFC 3986, 5.2.4) and fetch another route,
+             * another sandbox's even. */
+            if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+                cbuf_append(&b, "%2E%2E", 6);
+                continue;
+            }
+            for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)seg[i];
+                if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    strchr("._~-", c)) {
+                    cbuf_append(&b, &c, 1);
+                } else {
+                    char esc[3] = {'%', hex[c >> 4], hex[c & 15]};
+                    cbuf_append(&b, esc, 3);
+                }
+            }
         }
     }
+    if (!segments)
+        cbuf_append(&b, "/", 1);  /* the root itself */
     cbuf_append(&b, "", 1);
     char *s = cella_strdup((const char *)cbuf_head(&b));
     cbuf_free(&b);
@@ -248,7 +274,10 @@ int api_fs_call(core *c, sandbox *s, const char *op, json_t *body, int client_fd
     int rc = -1;
     if (api_fs_args(op, body, &argv, &in, e) < 0)
         goto out;
-    if (!strcmp(op, "write") && core_workspace_quota(c)) {
+    /* Every operation that can grow the workspace: write, mv (a tree moved
+     * in from /tmp is copied) and sed (a rewritten file may grow). */
+    if ((!strcmp(op, "write") || !strcmp(op, "mv") || !strcmp(op, "sed")) &&
+        core_workspace_quota(c)) {
         size_t n = cella_strv_len(argv);
         argv = cella_realloc(argv, (n + 2) * sizeof(char *));
         argv[n] = cella_asprintf("quota=%" PRIu64, core_workspace_quota(c));

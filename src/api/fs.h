@@ -23,8 +23,11 @@ int api_fs_args(const char *op, json_t *body, char ***argv, cbuf *stdin_buf, cor
 /* The fields op takes (NULL-terminated), or NULL for an unknown op. */
 const char *const *api_fs_fields(const char *op);
 
-/* An absolute sandbox path as a URL path under base, each byte outside
- * [A-Za-z0-9/._~-] percent-encoded. Returns a malloc'd string. */
+/* A sandbox path (relative: under /workspace) as a URL path under base:
+ * empty and "." segments dropped, each byte outside [A-Za-z0-9._~-]
+ * percent-encoded, and the dots of a ".." segment too, so that no client
+ * removing dot segments turns it into another route. Returns a malloc'd
+ * string. */
 char *api_fs_url(const char *base, const char *path);
 
 /* A Range header of one range: "bytes=A-B" (start A, len B-A+1),

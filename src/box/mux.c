@@ -555,6 +555,14 @@ void mux_exec_feed_end(mux_exec *x)
         log_debug("stdin: %s", err.msg);
 }
 
+bool mux_exec_stdin_closed(mux_exec *x)
+{
+    pthread_mutex_lock(&x->m->mu);
+    bool closed = x->stdin_closed;
+    pthread_mutex_unlock(&x->m->mu);
+    return closed;
+}
+
 void mux_exec_kill(mux_exec *x)
 {
     if (x->killed || !x->m)

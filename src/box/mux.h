@@ -69,6 +69,9 @@ bool mux_exec_take(mux_exec *x, int *stream, cbuf *out);
 int mux_exec_feed(mux_exec *x, const void *p, size_t n, int client_fd);
 /* The end of streamed stdin. */
 void mux_exec_feed_end(mux_exec *x);
+/* Whether the command closed its stdin (exited, above all): it takes no
+ * more of what is fed. */
+bool mux_exec_stdin_closed(mux_exec *x);
 #define MUX_FEED_HIGH (1u << 20)
 /* Asks the agent to kill the command's process group (SIGKILL). */
 void mux_exec_kill(mux_exec *x);

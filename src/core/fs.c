@@ -19,6 +19,9 @@
 #define CORE_FS_HEADER_MAX (64u << 10)
 /* Transfers bump the idle clock at most this often. */
 #define CORE_FS_TOUCH_NS (1000ll * 1000000)
+/* How long an upload waits for the verdict of an operation that stopped
+ * reading its body early (its exit follows at once). */
+#define CORE_FS_VERDICT_MS 5000
 
 struct core_fs_stream {
     sandbox *s;
@@ -26,6 +29,7 @@ struct core_fs_stream {
     cbuf pending;                 /* stdout taken from the mux, not yet read */
     cbuf err;                     /* stderr: the message of a failure */
     bool done;
+    bool verdict_waited;          /* an upload's early end was waited for once */
     int client_fd;
     int64_t touched_ns;
 };
@@ -283,8 +287,28 @@ int core_fs_upload_feed(core_fs_stream *st, const void *p, size_t n)
 {
     if (st->done)
         return -1;
-    int f = mux_exec_feed(core_exec_mux(st->x), p, n, st->client_fd);
+    mux_exec *mx = core_exec_mux(st->x);
+    int f = mux_exec_feed(mx, p, n, st->client_fd);
     touch(st);
+    if (!f && !st->verdict_waited && mux_exec_stdin_closed(mx)) {
+        /* The operation stopped reading its body before the end: it is
+         * ending (refused: over the quota, say), and its exit follows at
+         * once. It is waited for now, while the caller can still answer:
+         * once the client has sent its last byte, no call would come back
+         * to notice it, and the answer would wait for the connection's
+         * idle timeout. */
+        st->verdict_waited = true;
+        int64_t end = clock_now_ns() + (int64_t)CORE_FS_VERDICT_MS * 1000000;
+        while (!st->done && !(f & MUX_CLIENT_GONE)) {
+            int64_t left = (end - clock_now_ns()) / 1000000;
+            if (left <= 0)
+                break;
+            take(st, SIZE_MAX);   /* output taken, so the wait waits */
+            f = core_exec_wait(st->x, st->client_fd, (int)left) & (MUX_DONE | MUX_CLIENT_GONE);
+            if (f & MUX_DONE)
+                st->done = true;
+        }
+    }
     if (f & MUX_DONE)
         st->done = true;
     return f ? -1 : 0;

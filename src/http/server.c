@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "http/early.h"
 #include "util/alloc.h"
 #include "util/fdio.h"
 #include "util/log.h"
@@ -62,7 +63,10 @@ typedef struct req {
     int64_t start_ns;
     char params_buf[HTTP_MAX_PARAM_BYTES];
     http_body_sink sink;          /* ROUTE_STREAM_BODY: where the body goes */
-    bool has_sink, sink_full;
+    bool has_sink;
+    /* The sink answered before the body ended: replies go straight to the
+     * socket (early.c), then the connection closes. */
+    bool early;
 } req;
 
 /* Set by the URL decoder when a %00 decodes to a NUL byte, read (and
@@ -94,6 +98,20 @@ static void queue(http_ctx *c, int status, struct MHD_Response *r)
 
 void http_reply_text(http_ctx *c, int status, const char *content_type, char *text, size_t len)
 {
+    if (((req *)c)->early) {
+        /* Mid-body: libmicrohttpd cannot queue a reply now (early.c). */
+        const char *h[5] = {NULL};
+        for (size_t i = 0; i + 1 < 4 && c->reply_headers[i]; i += 2) {
+            h[i] = c->reply_headers[i];
+            h[i + 1] = c->reply_headers[i + 1];
+        }
+        if (http_early_reply(c->client_fd, status, content_type, text, len, h) < 0)
+            log_info("event=early_reply_failed status=%d error=\"%s\"", status, strerror(errno));
+        cella_free(text);
+        c->status = status;
+        c->replied = true;
+        return;
+    }
     /* text was allocated with cella's allocator; MHD frees it through us. */
     struct MHD_Response *r =
         MHD_create_response_from_buffer_with_free_callback(len, text, cella_free);
@@ -203,6 +221,15 @@ void http_reply_stream_ex(http_ctx *c, int status, const char *content_type, uin
                           const char *const *headers, http_stream_fn fn,
                           void (*free_fn)(void *arg), void *arg)
 {
+    if (((req *)c)->early) {
+        /* Nothing streams out in the middle of a body; no handler tries. */
+        if (free_fn)
+            free_fn(arg);
+        core_error e;
+        core_fail(&e, S302, "internal error: %s streamed a reply before its body ended", c->path);
+        http_reply_error(c, &e);
+        return;
+    }
     stream_ctx *s = cella_calloc(1, sizeof(*s));
     s->fn = fn;
     s->free_fn = free_fn;
@@ -602,10 +629,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (*upload_size && r->has_sink) {
-        if (!r->sink_full && r->sink.data(r->sink.arg, (const uint8_t *)upload_data,
-                                          *upload_size) < 0)
-            r->sink_full = true;  /* the rest is read and dropped; end says why */
+        int took = r->sink.data(r->sink.arg, (const uint8_t *)upload_data, *upload_size);
         *upload_size = 0;
+        if (took < 0) {
+            /* The operation ended before the body did (refused half-way:
+             * over the quota, say): its answer is known, so it goes out now
+             * and the connection closes; the rest of the body is never read,
+             * however much the client declared. */
+            r->early = true;
+            end_streamed(r);
+            log_info("event=answered_before_body_end status=%d", r->c.status);
+            return MHD_NO;
+        }
         return MHD_YES;
     }
     if (!*upload_size && r->has_sink) {
@@ -802,8 +837,12 @@ int http_start(const http_opts *o, http_server **out, cella_err *err)
     if (fd < 0)
         goto error;
     s->d = MHD_start_daemon(
+        /* MHD_USE_ITC: a connection's thread wakes the polling thread when
+         * it ends, which then closes the socket; without it a connection
+         * ended by a handler (an answer before the body's end) stays open
+         * until the next connection arrives. */
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            MHD_USE_ERROR_LOG,
+            MHD_USE_ITC | MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, s,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, fd,

@@ -55,10 +55,12 @@ enum {
     ROUTE_STREAM_BODY = 1 << 2,
 };
 
-/* Where a streamed body goes. data returns -1 to take no more (the rest is
- * read and dropped); end runs after the last byte and replies; abort runs
- * instead when the connection ends first. arg belongs to the sink: end or
- * abort must free it. */
+/* Where a streamed body goes. end runs after the last byte and replies;
+ * abort runs instead when the connection ends first. data returns -1 when
+ * the sink takes no more (its operation ended, refused): end then runs at
+ * once, its reply goes out before the body's end, with Connection: close,
+ * and the connection closes without the rest being read (early.c). arg
+ * belongs to the sink: end or abort must free it. */
 typedef struct http_body_sink {
     int (*data)(void *arg, const uint8_t *p, size_t n);
     void (*end)(void *arg, http_ctx *c);

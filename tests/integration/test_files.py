@@ -7,6 +7,7 @@ import hashlib
 import http.client
 import json
 import os
+import select
 import socket
 import threading
 import time
@@ -49,9 +50,19 @@ def sh(d, sid, cmd):
     return b
 
 
+def send_request(c, method, path, **kw):
+    """c.request, as a client that reads the answer after a failed send:
+    an upload refused half-way is answered at once and the connection
+    closed, so the rest of the body meets a closed socket."""
+    try:
+        c.request(method, path, **kw)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
 def raw(d, method, path, body=None, headers=None):
     c = d.conn()
-    c.request(method, path, body=body, headers=headers or {})
+    send_request(c, method, path, body=body, headers=headers or {})
     r = c.getresponse()
     data = r.read()
     c.close()
@@ -120,6 +131,32 @@ def test_write_and_read(d, sid):
     assert ".cella" not in out and out.strip().endswith("sandbox")
 
 
+def test_read_url_keeps_dot_dot_away_from_clients(d, sid):
+    """content.url names the file read, and survives a client that removes
+    dot segments (RFC 3986; urljoin does): ".." keeps its place with its
+    dots encoded, so it is resolved in the sandbox, through its symlinks,
+    never collapsed into another route."""
+    from urllib.parse import urljoin, urlsplit
+    sh(d, sid, "mkdir -p /workspace/sub/deep && echo real > /workspace/sub/t.txt && "
+               "ln -s sub/deep /workspace/lnk")
+    base = f"/v1/sandboxes/{sid}/files"
+    cases = {
+        "/workspace/sub/deep/../t.txt": "/workspace/sub/deep/%2E%2E/t.txt",
+        # lnk/.. is sub (the parent of lnk's target), not /workspace.
+        "/workspace/lnk/../t.txt": "/workspace/lnk/%2E%2E/t.txt",
+        "./sub/./t.txt": "/workspace/sub/t.txt",
+        "/workspace/../../../etc/passwd": "/workspace/%2E%2E/%2E%2E/%2E%2E/etc/passwd",
+    }
+    for path, want in cases.items():
+        r = ok(d, sid, "read", path=path)
+        url = r["content"]["url"]
+        assert url == base + want, (path, url)
+        assert urlsplit(urljoin(d.url + "/", url)).path == url
+        st, _, data = raw(d, "GET", url)
+        assert st == 200 and data.decode() == r["body"], (path, st, data[:100])
+    assert ok(d, sid, "read", path="/workspace/lnk/../t.txt")["body"] == "real\n"
+
+
 def test_write_errors(d, sid):
     st, b = fs(d, sid, "write", path="/workspace/no/such/f", content="x")
     assert st == 404 and err_code(b) == "S211"
@@ -170,6 +207,46 @@ def test_rm(d, sid):
     assert err_code(b) == "S215"
 
 
+def test_a_trailing_slash_names_the_link_itself(d, sid):
+    """"lnk/" and "lnk/." are the directory a symlink points at to the
+    kernel; to the file API they name the link, so rm unlinks it (never
+    empties the target) and stat, mv and write act on the link."""
+    sh(d, sid, "mkdir -p /workspace/target/sub && echo keep > /workspace/target/f && "
+               "echo deep > /workspace/target/sub/g && ln -s target /workspace/lnk && "
+               "ln -s /workspace/target /workspace/abs")
+    for p in ("/workspace/lnk/", "/workspace/abs/.", "/workspace/lnk//./"):
+        sh(d, sid, "ln -sfn target /workspace/lnk; ln -sfn /workspace/target /workspace/abs")
+        assert ok(d, sid, "rm", path=p, recursive=True) == {"removed": True}, p
+        out = sh(d, sid, "cat /workspace/target/f /workspace/target/sub/g; "
+                         f"test -L {p.rstrip('/.')} || echo unlinked")["stdout"]
+        assert out == "keep\ndeep\nunlinked\n", (p, out)
+    # "x/.." goes through x to its target's parent: rm refuses it.
+    sh(d, sid, "ln -sfn target/sub /workspace/lnk")
+    st, b = fs(d, sid, "rm", path="/workspace/lnk/..", recursive=True)
+    assert st == 400 and err_code(b) == "S210", b
+    assert sh(d, sid, "cat /workspace/target/f")["stdout"] == "keep\n"
+    st_ = ok(d, sid, "stat", path="/workspace/lnk/")
+    assert st_["name"] == "lnk" and st_["is_symlink"] is True
+    assert ok(d, sid, "stat", path="/workspace/target/.")["name"] == "target"
+    assert ok(d, sid, "stat", path="/")["name"] == "/" and ok(d, sid, "stat", path="/.")["is_dir"]
+    # mv moves the link, not the directory it names.
+    assert ok(d, sid, "mv", src="/workspace/lnk/", dst="/workspace/moved/") == {"moved": True}
+    assert ok(d, sid, "stat", path="/workspace/moved")["is_symlink"] is True
+    assert ok(d, sid, "stat", path="/workspace/target/sub")["is_dir"] is True
+    # write replaces the link with a file; the directory it named is untouched.
+    ok(d, sid, "write", path="/workspace/moved/", content="now a file")
+    st_ = ok(d, sid, "stat", path="/workspace/moved")
+    assert st_["is_symlink"] is False and st_["size"] == 10
+    assert sh(d, sid, "cat /workspace/target/sub/g")["stdout"] == "deep\n"
+    # ls, grep and glob follow the link at the root, with or without a slash.
+    sh(d, sid, "ln -sfn target /workspace/lnk")
+    assert ok(d, sid, "ls", path="/workspace/lnk/") == ok(d, sid, "ls", path="/workspace/lnk")
+    g = ok(d, sid, "grep", path="/workspace/lnk/", pattern="keep")["matches"]
+    assert [m["path"] for m in g] == ["/workspace/lnk/f"]
+    assert ok(d, sid, "glob", path="/workspace/lnk/.", pattern="**/g")["paths"] == \
+        ["/workspace/lnk/sub/g"]
+
+
 def test_chmod(d, sid):
     sh(d, sid, "mkdir -p /workspace/c/d && touch /workspace/c/f /workspace/c/d/g && ln -s f /workspace/c/l")
     assert ok(d, sid, "chmod", path="/workspace/c/f", mode="0600") == {"updated": 1}
@@ -188,6 +265,30 @@ def test_chmod(d, sid):
     assert err_code(b) == "S215"                               # no chown to root
     st, b = fs(d, sid, "chmod", path="/workspace/nope", mode="0644")
     assert err_code(b) == "S211"
+
+
+def test_chmod_never_follows_a_symlink(d, sid):
+    """A symlink at the root is refused (S219: Linux has no symlink modes),
+    however it is spelled; inside a tree symlinks are skipped, and nothing
+    they point at changes."""
+    sh(d, sid, "mkdir -p /workspace/t/sub /workspace/tree && touch /workspace/t/f /workspace/t/sub/g "
+               "&& chmod 0700 /workspace/t && chmod 0600 /workspace/t/f && "
+               "ln -s t /workspace/lnk && ln -s ../t /workspace/tree/out && ln -s f /workspace/t/fl")
+    for p in ("/workspace/lnk", "/workspace/lnk/", "/workspace/lnk/."):
+        for rec in (False, True):
+            st, b = fs(d, sid, "chmod", path=p, mode="0777", recursive=rec)
+            assert st == 501 and err_code(b) == "S219", (p, rec, b)
+            assert "symlink" in b["error"]["message"]
+    st, b = fs(d, sid, "chmod", path="/workspace/t/fl", mode="0777")
+    assert err_code(b) == "S219"
+    # The tree's own entries change; the link out of it and what it names do not.
+    assert ok(d, sid, "chmod", path="/workspace/tree", mode="0750", recursive=True) == {"updated": 1}
+    modes = sh(d, sid, "stat -c '%a %n' /workspace/t /workspace/t/f /workspace/t/sub/g")["stdout"]
+    assert modes == "700 /workspace/t\n600 /workspace/t/f\n644 /workspace/t/sub/g\n", modes
+    # Closing a tree (0000) reaches every entry, and so does opening it again.
+    assert ok(d, sid, "chmod", path="/workspace/t", mode="0000", recursive=True)["updated"] == 4
+    assert ok(d, sid, "chmod", path="/workspace/t", mode="0755", recursive=True)["updated"] == 4
+    assert ok(d, sid, "stat", path="/workspace/t/sub/g")["mode"] == "0755"
 
 
 def test_mv(d, sid):
@@ -268,8 +369,8 @@ def test_quota(d, sid):
         for _ in range(70):
             yield b"y" * (1 << 20)
     c = d.conn()
-    c.request("PUT", f"/v1/sandboxes/{sid}/files/workspace/q", body=chunks(),
-              encode_chunked=True)
+    send_request(c, "PUT", f"/v1/sandboxes/{sid}/files/workspace/q", body=chunks(),
+                 encode_chunked=True)
     r = c.getresponse()
     b = json.loads(r.read())
     c.close()
@@ -277,6 +378,177 @@ def test_quota(d, sid):
     assert ok(d, sid, "ls", path="/workspace")["entries"] == []
     st, b = fs(d, sid, "write", path="/workspace/w", content_b64=base64.b64encode(b"z" * (10 << 20)).decode())
     assert st == 200
+
+
+def quota_used(d, sid):
+    """The workspace's allocated bytes, as du counts them."""
+    return int(sh(d, sid, "du -sk /workspace")["stdout"].split()[0]) * 1024
+
+
+def test_quota_holds_under_concurrent_uploads(d, sid):
+    """Three 40 MiB uploads at once against the 64 MiB quota: each would
+    fit alone, so a check made only when each starts lets them all in. At
+    most one may succeed, the others answer 413 S400, and the workspace
+    never holds more than the quota. Declared lengths (and archive entries)
+    are reserved whole, streamed ones as they arrive."""
+    size = 40 << 20
+    blob = b"q" * size
+
+    import io
+    import tarfile
+    arch = io.BytesIO()
+    with tarfile.open(fileobj=arch, mode="w") as t:
+        ti = tarfile.TarInfo("big")
+        ti.size = size
+        t.addfile(ti, io.BytesIO(blob))
+    arch = arch.getvalue()
+
+    def put(i, how, out):
+        c = d.conn()
+        path = f"/v1/sandboxes/{sid}/files/workspace/c{i}"
+        try:
+            if how == "archive":
+                send_request(c, "PUT", f"/v1/sandboxes/{sid}/archive/workspace/c{i}?parents=1",
+                             body=arch)
+            elif how == "chunked":
+                send_request(c, "PUT", path, encode_chunked=True,
+                             body=(blob[k:k + (1 << 20)] for k in range(0, size, 1 << 20)))
+            else:
+                send_request(c, "PUT", path, body=blob)
+            r = c.getresponse()
+            out.append((r.status, json.loads(r.read())))
+        except (ConnectionError, http.client.HTTPException) as e:
+            out.append((0, repr(e)))
+        finally:
+            c.close()
+
+    for how in ("declared", "chunked", "archive"):
+        out = []
+        threads = [threading.Thread(target=put, args=(i, how, out)) for i in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(HANG_LIMIT)
+        assert len(out) == 3, out
+        oks = [b for st, b in out if st == 200]
+        refused = [(st, b) for st, b in out if st != 200]
+        assert len(oks) <= 1, (how, out)
+        assert all(st == 413 and b["error"]["code"] == "S400" for st, b in refused), (how, out)
+        assert quota_used(d, sid) <= 64 << 20
+        files = sh(d, sid, "cd /workspace && find . -type f")["stdout"].split()
+        assert len(files) == len(oks) and not any(".cella" in f for f in files), (how, files)
+        sh(d, sid, "rm -rf /workspace/c*")
+    # Nothing stays reserved once they are over: the whole quota is there again.
+    st, _, body = raw(d, "PUT", f"/v1/sandboxes/{sid}/files/workspace/after", b"a" * (60 << 20))
+    assert st == 200, body
+
+
+def test_quota_counts_mv_sed_and_json_writes(d, sid):
+    sh(d, sid, "head -c 58720256 /dev/zero > /workspace/filler")      # 56 MiB of 64
+    # A JSON write past what is left: S400, HTTP 413, nothing written.
+    st, b = fs(d, sid, "write", path="/workspace/w",
+               content_b64=base64.b64encode(b"w" * (11 << 20)).decode())
+    assert st == 413 and err_code(b) == "S400" and "quota" in b["error"]["message"], b
+    # mv from /tmp (another filesystem) copies into the workspace: it counts.
+    sh(d, sid, "head -c 20971520 /dev/zero > /tmp/big && mkdir -p /tmp/t/u && "
+               "head -c 10485760 /dev/zero > /tmp/t/a && head -c 10485760 /dev/zero > /tmp/t/u/b")
+    st, b = fs(d, sid, "mv", src="/tmp/big", dst="/workspace/big")
+    assert st == 413 and err_code(b) == "S400", b
+    st, b = fs(d, sid, "mv", src="/tmp/t", dst="/workspace/t")
+    assert st == 413 and err_code(b) == "S400", b
+    out = sh(d, sid, "ls -A /workspace; test -f /tmp/big && test -f /tmp/t/u/b && echo kept")
+    assert out["stdout"] == "filler\nkept\n", out
+    ok(d, sid, "write", path="/tmp/small", content="s")
+    assert ok(d, sid, "mv", src="/tmp/small", dst="/workspace/small") == {"moved": True}
+    # Out of the workspace nothing is counted: /tmp is not the quota's.
+    assert ok(d, sid, "write", path="/tmp/w", content_b64=base64.b64encode(b"t" * (11 << 20)).decode())
+    # sed: a rewrite that grows a file past the quota fails for that file
+    # and leaves it as it was.
+    sh(d, sid, "yes aaaaaaa | head -c 4194304 > /workspace/s.txt")
+    b = ok(d, sid, "sed", files=["/workspace/s.txt"], pattern="a", replacement="aaaa")
+    assert b["results"][0]["success"] is False and "quota" in b["results"][0]["error"], b
+    assert ok(d, sid, "stat", path="/workspace/s.txt")["size"] == 4194304
+    b = ok(d, sid, "sed", files=["/workspace/s.txt"], pattern="aaaaaaa", replacement="b")
+    assert b["results"][0]["success"] is True and b["total_replacements"] == 524288
+    assert quota_used(d, sid) <= 64 << 20
+
+
+def send_until_answered(sock, head, limit, chunk):
+    """Sends head, then chunk after chunk up to limit bytes, reading all the
+    while; returns (bytes sent, everything read up to the server's close)."""
+    sock.sendall(head)
+    sock.setblocking(False)
+    sent, answer, deadline = 0, b"", time.time() + HANG_LIMIT
+    while time.time() < deadline:
+        want_w = sent < limit
+        r, w, _ = select.select([sock], [sock] if want_w else [], [], 0.2)
+        if w:
+            try:
+                sent += sock.send(chunk(sent))
+            except BlockingIOError:
+                pass
+            except OSError:
+                limit = sent              # closed for writing: only read now
+        if r:
+            try:
+                got = sock.recv(65536)
+            except OSError:
+                break
+            if not got:
+                break
+            answer += got
+    return sent, answer
+
+
+def test_refused_upload_answers_before_its_body_ends(tmp_path):
+    """A PUT the sandbox refuses while its body is still coming gets its
+    answer then, and the connection closes: the client need not send the
+    rest (100 MB declared here, 3 MB sent)."""
+    cfg = tmp_path / "cella.yaml"
+    cfg.write_text("workspace_quota_bytes: 1MiB\npool_size: 0\n")
+    daemon = Daemon(config=str(cfg)).start()
+    try:
+        s = daemon.create("shell")
+        # A declared length past the quota: refused before the body is read.
+        sock = socket.create_connection((daemon.host, daemon.port))
+        head = (f"PUT /v1/sandboxes/{s}/files/workspace/big HTTP/1.1\r\nHost: x\r\n"
+                f"Content-Length: 100000000\r\n\r\n").encode()
+        sent, answer = send_until_answered(sock, head, 3 << 20, lambda _: b"b" * 65536)
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:300]
+        hdrs, _, body = answer.partition(b"\r\n\r\n")
+        assert b"Connection: close" in hdrs
+        assert json.loads(body)["error"]["code"] == "S400"
+        assert sent <= 3 << 20
+        # A chunked body that passes the quota half-way: answered there.
+        sock = socket.create_connection((daemon.host, daemon.port))
+        head = (f"PUT /v1/sandboxes/{s}/files/workspace/big HTTP/1.1\r\nHost: x\r\n"
+                f"Transfer-Encoding: chunked\r\n\r\n").encode()
+        piece = b"10000\r\n" + b"c" * 65536 + b"\r\n"
+        sent, answer = send_until_answered(sock, head, 8 << 20, lambda _: piece)
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:300]
+        assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["code"] == "S400"
+        # A client that sends its whole body before reading still reads the answer.
+        c = daemon.conn()
+        c.putrequest("PUT", f"/v1/sandboxes/{s}/files/workspace/big")
+        c.putheader("Content-Length", str(100_000_000))
+        c.endheaders()
+        try:
+            for _ in range(100):
+                c.send(b"d" * (1 << 20))
+        except OSError:
+            pass                          # the server closed: the answer is waiting
+        r = c.getresponse()
+        assert r.status == 413 and json.loads(r.read())["error"]["code"] == "S400"
+        c.close()
+        # Nothing was written, and the daemon serves on.
+        st, b = daemon.post(f"/v1/sandboxes/{s}/fs/ls", {"path": "/workspace"})
+        assert st == 200 and b["entries"] == []
+        st, _, body = raw(daemon, "PUT", f"/v1/sandboxes/{s}/files/workspace/small", b"s" * 1000)
+        assert st == 200, body
+    finally:
+        daemon.close()
 
 
 def test_upload_cut_short_leaves_nothing(d, sid):

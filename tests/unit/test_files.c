@@ -57,6 +57,28 @@ static void test_urls(void **state)
     u = api_fs_url("/b", "rel/f.txt");
     assert_string_equal(u, "/b/workspace/rel/f.txt");
     cella_free(u);
+    /* ".." keeps its place, dots encoded: a client removing dot segments
+     * (RFC 3986) must not climb out of the route. */
+    u = api_fs_url("/v1/sandboxes/x/files", "/workspace/../../../v1/sandboxes/y/files/etc/passwd");
+    assert_string_equal(u, "/v1/sandboxes/x/files/workspace/%2E%2E/%2E%2E/%2E%2E/v1/sandboxes/y/"
+                           "files/etc/passwd");
+    cella_free(u);
+    u = api_fs_url("/b", "../x/..");
+    assert_string_equal(u, "/b/workspace/%2E%2E/x/%2E%2E");
+    cella_free(u);
+    /* Empty and "." segments and trailing slashes name nothing. */
+    u = api_fs_url("/b", "/workspace/./a//b/./");
+    assert_string_equal(u, "/b/workspace/a/b");
+    cella_free(u);
+    u = api_fs_url("/b", ".");
+    assert_string_equal(u, "/b/workspace");
+    cella_free(u);
+    u = api_fs_url("/b", "/");
+    assert_string_equal(u, "/b/");
+    cella_free(u);
+    u = api_fs_url("/b", "/w/...x/.../.a..");        /* only "." and ".." are dot segments */
+    assert_string_equal(u, "/b/w/...x/.../.a..");
+    cella_free(u);
 }
 
 int main(void)
