@@ -78,10 +78,11 @@ static const char *base_name(const char *path)
 int fs_op_stat(const fs_args *a, jsonw *w)
 {
     const char *path;
-    if (fs_arg_path(a, "path", &path) < 0)
+    bool follow;
+    if (fs_arg_path(a, "path", &path) < 0 || fs_arg_bool(a, "follow", false, &follow) < 0)
         return BUILTIN_USAGE;
     struct stat st;
-    if (lstat(path, &st) < 0)
+    if ((follow ? stat(path, &st) : lstat(path, &st)) < 0)
         return fs_fail_errno(errno, "stat", path);
     char name[NAME_MAX + 2];
     const char *b = base_name(path);

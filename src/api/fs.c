@@ -30,6 +30,10 @@ typedef struct fs_field {
 
 #define END {NULL, NULL, 0, false}
 static const fs_field f_path[] = {{"path", "path", FK_STR, true}, END};
+/* follow is cella's: stat(2) rather than iii's lstat, for clients (Flue's
+ * stat) that must describe what a symlink leads to. */
+static const fs_field f_stat[] = {{"path", "path", FK_STR, true},
+                                  {"follow", "follow", FK_BOOL, false}, END};
 static const fs_field f_mkdir[] = {{"path", "path", FK_STR, true}, {"mode", "mode", FK_STR, false},
                                    {"parents", "parents", FK_BOOL, false}, END};
 static const fs_field f_write[] = {{"path", "path", FK_STR, true}, {"mode", "mode", FK_STR, false},
@@ -66,7 +70,7 @@ static const struct {
     const char *const *names;     /* the JSON names, for jin_known */
 } ops[] = {
     {"ls", f_path, (const char *const[]){"sandbox_id", "path", NULL}},
-    {"stat", f_path, (const char *const[]){"sandbox_id", "path", NULL}},
+    {"stat", f_stat, (const char *const[]){"sandbox_id", "path", "follow", NULL}},
     {"mkdir", f_mkdir, (const char *const[]){"sandbox_id", "path", "mode", "parents", NULL}},
     {"write", f_write, (const char *const[]){"sandbox_id", "path", "mode", "parents", "content",
                                              "content_b64", NULL}},

@@ -109,7 +109,7 @@ def test_malformed_and_hostile_requests(d, sid):
     # A refusal of a request without a body keeps the connection: the next
     # pipelined request is answered on it.
     s = socket.create_connection((d.host, d.port), timeout=HANG_LIMIT)
-    s.sendall(b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    s.sendall(b"GET /nope HTTP/1.1\r\nHost: localhost\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
     got = b""
     while got.count(b"HTTP/1.1 ") < 2:
         chunk = s.recv(65536)
@@ -120,14 +120,14 @@ def test_malformed_and_hostile_requests(d, sid):
     # An oversized body is refused from its declared length, before it is
     # read (the limit is 16 MiB)...
     s = socket.create_connection((d.host, d.port), timeout=HANG_LIMIT)
-    s.sendall(b"POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
+    s.sendall(b"POST /v1/sandboxes HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n"
               b"Expect: 100-continue\r\n\r\n" % (17 << 20))
     head = s.recv(65536)
     s.close()
     assert head.startswith(b"HTTP/1.1 413") and b'"S001"' in head, head[:200]
     # ... and a chunked one as soon as it grows past the limit.
     s = socket.create_connection((d.host, d.port), timeout=HANG_LIMIT)
-    s.sendall(b"POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+    s.sendall(b"POST /v1/sandboxes HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n")
     chunk = b"%x\r\n%s\r\n" % (1 << 20, b" " * (1 << 20))
     try:
         for _ in range(20):
@@ -295,7 +295,7 @@ def test_a_client_that_goes_away_kills_its_command(d, sid):
     # Plain: send the request, hang up without reading.
     s = socket.create_connection((d.host, d.port))
     body = json.dumps({"argv": ["sleep", "60"]}).encode()
-    s.sendall(b"POST /v1/sandboxes/%s/exec HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
+    s.sendall(b"POST /v1/sandboxes/%s/exec HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n\r\n%s"
               % (sid.encode(), len(body), body))
     wait_until(lambda: d.get(f"/v1/sandboxes/{sid}")[1]["exec_in_flight"] == 1, limit=30)
     s.close()

@@ -130,7 +130,7 @@ def test_tokens_and_tenants(tmp_path):
         # without a byte of the body read or buffered.
         import socket
         sk = socket.create_connection((d.host, d.port), timeout=HANG_LIMIT)
-        sk.sendall(b"POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nContent-Length: 16000000\r\n"
+        sk.sendall(b"POST /v1/sandboxes HTTP/1.1\r\nHost: localhost\r\nContent-Length: 16000000\r\n"
                    b"Expect: 100-continue\r\n\r\n")
         head = sk.recv(4096)
         sk.close()
@@ -403,7 +403,7 @@ def test_request_bodies_share_a_memory_budget(tmp_path):
         socks = []
         for i in range(20):
             s = socket.create_connection((d.host, d.port), timeout=HANG_LIMIT)
-            s.sendall(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n" + b" " * 3999)
+            s.sendall(b"POST /v1/run HTTP/1.1\r\nHost: localhost\r\nContent-Length: 4000\r\n\r\n" + b" " * 3999)
             socks.append(s)
             time.sleep(0.02)
         codes = []

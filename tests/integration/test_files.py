@@ -511,7 +511,7 @@ def test_refused_upload_answers_before_its_body_ends(tmp_path):
         s = daemon.create("shell")
         # A declared length past the quota: refused before the body is read.
         sock = socket.create_connection((daemon.host, daemon.port))
-        head = (f"PUT /v1/sandboxes/{s}/files/workspace/big HTTP/1.1\r\nHost: x\r\n"
+        head = (f"PUT /v1/sandboxes/{s}/files/workspace/big HTTP/1.1\r\nHost: localhost\r\n"
                 f"Content-Length: 100000000\r\n\r\n").encode()
         sent, answer = send_until_answered(sock, head, 3 << 20, lambda _: b"b" * 65536)
         sock.close()
@@ -522,7 +522,7 @@ def test_refused_upload_answers_before_its_body_ends(tmp_path):
         assert sent <= 3 << 20
         # A chunked body that passes the quota half-way: answered there.
         sock = socket.create_connection((daemon.host, daemon.port))
-        head = (f"PUT /v1/sandboxes/{s}/files/workspace/big HTTP/1.1\r\nHost: x\r\n"
+        head = (f"PUT /v1/sandboxes/{s}/files/workspace/big HTTP/1.1\r\nHost: localhost\r\n"
                 f"Transfer-Encoding: chunked\r\n\r\n").encode()
         piece = b"10000\r\n" + b"c" * 65536 + b"\r\n"
         sent, answer = send_until_answered(sock, head, 8 << 20, lambda _: piece)
@@ -554,7 +554,7 @@ def test_refused_upload_answers_before_its_body_ends(tmp_path):
 def test_upload_cut_short_leaves_nothing(d, sid):
     ok(d, sid, "write", path="/workspace/keep", content="old")
     s = socket.create_connection((d.host, d.port))
-    s.sendall((f"PUT /v1/sandboxes/{sid}/files/workspace/keep HTTP/1.1\r\nHost: x\r\n"
+    s.sendall((f"PUT /v1/sandboxes/{sid}/files/workspace/keep HTTP/1.1\r\nHost: localhost\r\n"
                f"Content-Length: 10000000\r\n\r\n").encode() + b"n" * 300000)
     time.sleep(0.5)
     s.close()
@@ -940,7 +940,7 @@ def test_agent_killed_mid_upload_leaves_no_partial_file(tmp_path):
         mine = set(agent_pids()) - before
         assert len(mine) == 1
         sock = socket.create_connection((daemon.host, daemon.port))
-        sock.sendall((f"PUT /v1/sandboxes/{s}/files/workspace/part HTTP/1.1\r\nHost: x\r\n"
+        sock.sendall((f"PUT /v1/sandboxes/{s}/files/workspace/part HTTP/1.1\r\nHost: localhost\r\n"
                       f"Content-Length: 100000000\r\n\r\n").encode() + b"p" * 2000000)
         time.sleep(0.3)
         os.kill(mine.pop(), signal.SIGKILL)

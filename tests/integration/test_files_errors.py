@@ -114,7 +114,7 @@ def test_the_sixteen_file_call_cap(d, sid):
         for i in range(16):
             s = socket.create_connection((d.host, d.port))
             s.settimeout(HANG_LIMIT)
-            s.sendall((f"PUT /v1/sandboxes/{sid}/files/workspace/held{i} HTTP/1.1\r\nHost: x\r\n"
+            s.sendall((f"PUT /v1/sandboxes/{sid}/files/workspace/held{i} HTTP/1.1\r\nHost: localhost\r\n"
                        f"Content-Length: 1000000\r\nExpect: 100-continue\r\n\r\n").encode())
             socks.append(s)
             got = b""

@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 
-import { SandboxDiedError, sandboxFromDriver } from '@flue/runtime';
+import { SandboxDiedError, SandboxOperationUnsupportedError, sandboxFromDriver } from '@flue/runtime';
 import type { FileStat, OrphanedExecSettlement, Sandbox as FlueSandbox, SandboxDriver, SandboxFactory, ShellResult } from '@flue/runtime';
 
 import { Client, type ClientOptions } from './client.js';
@@ -234,32 +234,25 @@ export class CellaDriver implements SandboxDriver {
    *    directory; anything else with a size above 0 is a regular file
    *    (FIFOs, sockets and devices have size 0); at size 0, `fs/read`
    *    (which opens regular files only) tells an empty file from those.
-   * 2. A symlink: `fs/stat` of `<path>/.` resolves it as a directory
-   *    (its size and mtime are the directory's); when the target is not a
-   *    directory, `fs/read` of the path follows it to a regular file
-   *    (size, mtime); a target that is neither has only isFile and
-   *    isDirectory false: its size and mtime are not known, so they are
-   *    left out. A dangling symlink throws ENOENT and a loop ELOOP, as
-   *    Node's fs.stat does.
+   * 2. A symlink: `fs/stat` with `follow: true` (cella's stat(2)) gives
+   *    what it leads to: type, size and mtime, then as in 1. A dangling
+   *    symlink throws ENOENT and a loop ELOOP, as Node's fs.stat does.
    * mtime has the daemon's precision: whole seconds.
    */
   async stat(path: string): Promise<FileStat> {
     const l = await this.lstat(path, 'stat');
-    const when = (s: number) => new Date(s * 1000);
-    if (!l.is_symlink) {
-      if (l.is_dir) return { isFile: false, isDirectory: true, isSymbolicLink: false, size: Number(l.size), mtime: when(l.mtime) };
-      const isFile = Number(l.size) > 0 || (await this.regular(path)) !== null;
-      return { isFile, isDirectory: false, isSymbolicLink: false, size: Number(l.size), mtime: when(l.mtime) };
+    let t = l;
+    if (l.is_symlink) {
+      try {
+        t = await this.sandbox.fs<RawStat>('stat', { path, follow: true });
+      } catch (e) {
+        throw mapError(e, 'stat', path);
+      }
     }
-    try {
-      const d = await this.sandbox.fs<RawStat>('stat', { path: `${path}/.` });
-      return { isFile: false, isDirectory: true, isSymbolicLink: true, size: Number(d.size), mtime: when(d.mtime) };
-    } catch (e) {
-      if (!isCode(e, 'S212') || isLoop(e)) throw mapError(e, 'stat', path);
-    }
-    const f = await this.regular(path);
-    if (f) return { isFile: true, isDirectory: false, isSymbolicLink: true, size: f.size, mtime: when(f.mtime) };
-    return { isFile: false, isDirectory: false, isSymbolicLink: true };
+    const base = { isSymbolicLink: l.is_symlink, size: Number(t.size), mtime: new Date(t.mtime * 1000) };
+    if (t.is_dir) return { isFile: false, isDirectory: true, ...base };
+    const isFile = Number(t.size) > 0 || (await this.regular(path)) !== null;
+    return { isFile, isDirectory: false, ...base };
   }
 
   /** The directory's entry names (not paths), sorted. */
@@ -296,15 +289,29 @@ export class CellaDriver implements SandboxDriver {
    * throws ERR_FS_EISDIR unless `recursive`, before anything is removed;
    * `recursive` removes a tree, never following symlinks. `force` ignores
    * only a missing path. The type is read by `fs/stat` (an lstat) before
-   * `fs/rm`.
+   * `fs/rm`. A path ending in '/' that names a symlink is its target, as
+   * Node's lstat has it; with `recursive` Node would empty that target
+   * through the link, which the driver does not do: it throws
+   * SandboxOperationUnsupportedError before changing anything.
    */
   async rm(path: string, options: { recursive?: boolean; force?: boolean } = {}): Promise<void> {
     const recursive = Boolean(options.recursive);
     const force = Boolean(options.force);
+    // Node's lstat of "link/" follows the link (the trailing slash asks for
+    // a directory); cella's fs/stat and fs/rm act on the link itself.
+    const trailing = path.length > 1 && /\/\.?$/.test(path);
     let l: RawStat;
     try {
       l = await this.sandbox.fs<RawStat>('stat', { path });
+      if (trailing && l.is_symlink) {
+        // Node would empty the target through the link: never emulated.
+        if (recursive) {
+          throw new SandboxOperationUnsupportedError({ operation: 'rm', provider: 'cella', options: ['recursive'] });
+        }
+        l = { ...(await this.sandbox.fs<RawStat>('stat', { path, follow: true })), is_symlink: false };
+      }
     } catch (e) {
+      if (e instanceof SandboxOperationUnsupportedError) throw e;
       if (force && isCode(e, 'S211')) return;
       throw mapError(e, 'lstat', path);
     }
