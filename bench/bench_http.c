@@ -119,7 +119,7 @@ static void send_request(int fd, const char *method, const char *path, const cha
 {
     char head[1024];
     int n = snprintf(head, sizeof(head),
-                     "%s %s HTTP/1.1\r\nHost: bench\r\nContent-Type: %s\r\n"
+                     "%s %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: %s\r\n"
                      "Content-Length: %llu\r\n\r\n",
                      method, path, ctype, (unsigned long long)clen);
     if (n < 0 || (size_t)n >= sizeof(head)) {
