@@ -109,6 +109,10 @@ void core_discard_box(core *c, box *b, int ws_fd);
 /* The interpreter for a run's lang (python -> python3, ...; anything else
  * is its own path) and the code file's extension. */
 const char *core_run_interp(const char *lang, const char **ext);
+/* A file operation fed data on its stdin (a write, a tar-extract) at
+ * path, with up to two more "key=value" arguments (NULL when not). */
+int core_fs_feed(sandbox *s, const char *op, const char *path, const char *arg1,
+                 const char *arg2, const uint8_t *data, size_t n, int client_fd, core_error *e);
 /* data written to path in the sandbox (mode 0644, parents made). */
 int core_write_in_sandbox(sandbox *s, const char *path, const uint8_t *data, size_t n,
                           int client_fd, core_error *e);

@@ -287,14 +287,12 @@ static const struct {
     {{"shell", "sh", "bash"}, "/bin/sh", "sh"},
 };
 
-/* Writes data to path inside the sandbox (parents made, mode 0644), as
- * the file API's write does. */
-int core_write_in_sandbox(sandbox *s, const char *path, const uint8_t *data, size_t n,
-                          int client_fd, core_error *e)
+int core_fs_feed(sandbox *s, const char *op, const char *path, const char *arg1,
+                 const char *arg2, const uint8_t *data, size_t n, int client_fd, core_error *e)
 {
     char *pa = cella_asprintf("path=%s", path);
-    char *args[] = {pa, "mode=0644", "parents=1", NULL};
-    core_fs_req r = {.op = "write", .args = args, .has_stdin = true, .stdin_data = data,
+    char *args[] = {pa, (char *)arg1, (char *)arg2, NULL};
+    core_fs_req r = {.op = op, .args = args, .has_stdin = true, .stdin_data = data,
                      .stdin_len = n};
     cbuf out;
     cbuf_init(&out);
@@ -302,6 +300,12 @@ int core_write_in_sandbox(sandbox *s, const char *path, const uint8_t *data, siz
     cbuf_free(&out);
     cella_free(pa);
     return rc;
+}
+
+int core_write_in_sandbox(sandbox *s, const char *path, const uint8_t *data, size_t n,
+                          int client_fd, core_error *e)
+{
+    return core_fs_feed(s, "write", path, "mode=0644", "parents=1", data, n, client_fd, e);
 }
 
 int core_run_step_failed(core_error *e, const char *step, const char *sid)

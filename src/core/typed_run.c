@@ -69,16 +69,8 @@ static int stage_dir(sandbox *s, const char *path, const typed_value *v, int cli
                      core_error *e)
 {
     static const uint8_t end[1024];           /* an archive with no entries */
-    char *pa = cella_asprintf("path=%s", path);
-    char *args[] = {pa, "parents=1", NULL};
-    core_fs_req r = {.op = "tar-extract", .args = args, .has_stdin = true,
-                     .stdin_data = v->len ? v->data : end, .stdin_len = v->len ? v->len : sizeof(end)};
-    cbuf out;
-    cbuf_init(&out);
-    int rc = core_fs(s, &r, client_fd, &out, e);
-    cbuf_free(&out);
-    cella_free(pa);
-    return rc;
+    return core_fs_feed(s, "tar-extract", path, "parents=1", NULL, v->len ? v->data : end,
+                        v->len ? v->len : sizeof(end), client_fd, e);
 }
 
 static int stage_inputs(sandbox *s, const core_typed_req *r, int client_fd, core_error *e)

@@ -17,23 +17,9 @@ import pytest
 
 from conftest import HANG_LIMIT
 from daemon import Daemon, err_code, wait_until
-from test_files import fs, ok, raw, sh
-
-
-@pytest.fixture(scope="module")
-def d(tmp_path_factory):
-    cfg = tmp_path_factory.mktemp("cfg") / "cella.yaml"
-    cfg.write_text("workspace_quota_bytes: 64MiB\npool_size: 1\n")
-    daemon = Daemon(config=str(cfg)).start()
-    yield daemon
-    daemon.close()
-
-
-@pytest.fixture
-def sid(d):
-    s = d.create("shell")
-    yield s
-    d.delete(f"/v1/sandboxes/{s}")
+# The same daemon setup as test_files (a 64 MiB quota); fixtures imported
+# into a module run once per module.
+from test_files import d, fs, ok, raw, sh, sid  # noqa: F401
 
 
 def code(st, b):
