@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import HANG_LIMIT
-from daemon import Daemon, err_code, wait_until
+from daemon import err_code, wait_until
 # The same daemon setup as test_files (a 64 MiB quota); fixtures imported
 # into a module run once per module.
 from test_files import d, fs, ok, raw, sh, sid  # noqa: F401
