@@ -22,6 +22,7 @@
 
 #include "cli/client.h"
 #include "cli/httpc.h"
+#include "cli/opts.h"
 #include "util/alloc.h"
 
 #define MCP_RELAY_MAX 16
@@ -160,10 +161,9 @@ static void *relay_one(void *arg)
     cella_err e = {0};
     if (httpc_request(r->url, "POST", "/mcp", r->token, "application/json, text/event-stream",
                       jb->line, jb->len, &res, &e) < 0) {
-        char *msg = cella_asprintf("cannot reach the cella daemon at %.200s: %s", r->url, e.msg);
-        fprintf(stderr, "cella mcp: %s\n", msg);
-        fail_all(r, jb->line, jb->len, -32603, msg);
-        cella_free(msg);
+        /* httpc's message names the daemon's URL and why it failed. */
+        fprintf(stderr, "cella mcp: %s\n", e.msg);
+        fail_all(r, jb->line, jb->len, -32603, e.msg);
     } else if (res.status != 202) {
         /* 202: notifications or responses, accepted; nothing to relay */
         pass_on(r, &res, jb->line, jb->len);
@@ -194,12 +194,13 @@ int cli_mcp_main(int argc, char **argv)
             fputs(usage, stdout);
             return 0;
         }
-        if (!strcmp(argv[i], "--url") && i + 1 < argc) {
-            url = argv[++i];
-        } else if (!strncmp(argv[i], "--url=", 6)) {
-            url = argv[i] + 6;
-        } else {
+        cella_err oerr;
+        if (!cli_is_opt(argv[i], "--url")) {
             fprintf(stderr, "cella mcp: unknown argument '%s'\n\n%s", argv[i], usage);
+            return 2;
+        }
+        if (cli_need_value(argc, argv, &i, "--url", &url, &oerr) < 0) {
+            fprintf(stderr, "cella mcp: %s\n", oerr.msg);
             return 2;
         }
     }

@@ -191,18 +191,22 @@ out:
     return rc;
 }
 
-/* One statement with id bound to its first parameter, run to the end. */
-static int delete_by_id(store *s, const char *sql, const char *id, cella_err *err)
+/* One statement with id bound to ?1 and, when num is not NULL, *num to
+ * ?2, run to the end. Called with mu held. */
+static int run_by_id(store *s, const char *sql, const char *id, const int64_t *num,
+                     const char *what, cella_err *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = -1;
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        db_err(s, err, "prepare delete");
+        db_err(s, err, what);
         goto out;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    if (num)
+        sqlite3_bind_int64(st, 2, *num);
     if (sqlite3_step(st) != SQLITE_DONE) {
-        db_err(s, err, "delete");
+        db_err(s, err, what);
         goto out;
     }
     rc = 0;
@@ -216,9 +220,10 @@ int store_delete(store *s, const char *id, cella_err *err)
     pthread_mutex_lock(&s->mu);
     /* A gateway session ends with its sandbox (stopped, or reaped idle):
      * the session's row goes in the same step, so no listing shows it. */
-    int rc = delete_by_id(s, "DELETE FROM sandboxes WHERE id = ?", id, err);
+    int rc = run_by_id(s, "DELETE FROM sandboxes WHERE id = ?1", id, NULL, "delete", err);
     if (rc == 0)
-        rc = delete_by_id(s, "DELETE FROM gateway_sessions WHERE sandbox_id = ?", id, err);
+        rc = run_by_id(s, "DELETE FROM gateway_sessions WHERE sandbox_id = ?1", id, NULL,
+                       "delete", err);
     pthread_mutex_unlock(&s->mu);
     return rc;
 }
@@ -226,22 +231,8 @@ int store_delete(store *s, const char *id, cella_err *err)
 int store_touch(store *s, const char *id, int64_t last_used_at_ms, cella_err *err)
 {
     pthread_mutex_lock(&s->mu);
-    sqlite3_stmt *st = NULL;
-    int rc = -1;
-    if (sqlite3_prepare_v2(s->db, "UPDATE sandboxes SET last_used_at_ms = ? WHERE id = ?", -1,
-                           &st, NULL) != SQLITE_OK) {
-        db_err(s, err, "prepare touch");
-        goto out;
-    }
-    sqlite3_bind_int64(st, 1, last_used_at_ms);
-    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) {
-        db_err(s, err, "touch");
-        goto out;
-    }
-    rc = 0;
-out:
-    sqlite3_finalize(st);
+    int rc = run_by_id(s, "UPDATE sandboxes SET last_used_at_ms = ?2 WHERE id = ?1", id,
+                       &last_used_at_ms, "touch", err);
     pthread_mutex_unlock(&s->mu);
     return rc;
 }

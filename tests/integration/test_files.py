@@ -5,10 +5,12 @@ A real daemon, real sandboxes."""
 import base64
 import hashlib
 import http.client
+import io
 import json
 import os
 import select
 import socket
+import tarfile
 import threading
 import time
 
@@ -830,23 +832,24 @@ def test_archive_round_trip(d, sid):
     assert ok(d, sid, "stat", path="/workspace/copy/link.js")["is_symlink"]
 
 
-def test_archive_refuses_escapes(d, sid):
-    import io
-    import tarfile
+def tar(*entries):
+    """A pax tar of (name, kind, arg): kind "file" with arg its bytes, or a
+    tarfile type with arg its link name."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, kind, arg in entries:
+            ti = tarfile.TarInfo(name)
+            if kind == "file":
+                ti.size = len(arg)
+                t.addfile(ti, io.BytesIO(arg))
+                continue
+            ti.type = kind
+            ti.linkname = arg
+            t.addfile(ti)
+    return buf.getvalue()
 
-    def tar(*entries):
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
-            for name, kind, arg in entries:
-                ti = tarfile.TarInfo(name)
-                if kind == "file":
-                    ti.size = len(arg)
-                    t.addfile(ti, io.BytesIO(arg))
-                    continue
-                ti.type = kind
-                ti.linkname = arg
-                t.addfile(ti)
-        return buf.getvalue()
+
+def test_archive_refuses_escapes(d, sid):
     ok(d, sid, "mkdir", path="/workspace/x")
     for data in (tar(("../evil", "file", b"e")), tar(("/abs", "file", b"e")),
                  tar(("a/../../evil", "file", b"e")),

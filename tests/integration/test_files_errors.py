@@ -19,7 +19,7 @@ from conftest import HANG_LIMIT
 from daemon import err_code, wait_until
 # The same daemon setup as test_files (a 64 MiB quota); fixtures imported
 # into a module run once per module.
-from test_files import d, fs, ok, raw, sh, sid  # noqa: F401
+from test_files import d, fs, ok, raw, sh, sid, tar  # noqa: F401
 
 
 def code(st, b):
@@ -183,21 +183,6 @@ def test_grep_pattern_past_the_match_limit(d, sid):
 
 
 # ---- archives -------------------------------------------------------------------------------------
-
-
-def tar(*entries):
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
-        for name, kind, arg in entries:
-            ti = tarfile.TarInfo(name)
-            if kind == "file":
-                ti.size = len(arg)
-                t.addfile(ti, io.BytesIO(arg))
-                continue
-            ti.type = kind
-            ti.linkname = arg
-            t.addfile(ti)
-    return buf.getvalue()
 
 
 def test_archive_refusals_and_their_codes(d, sid):

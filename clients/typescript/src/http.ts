@@ -237,21 +237,13 @@ export class Transport {
         throw errorFrom(f.res.status, raw);
       }
       if (!f.res.body) throw new CellaError('http', 'the stream has no body');
-      const reader = f.res.body.getReader();
       const decoder = new TextDecoder();
       let buf = '';
       let scanned = 0;
       let event = 'message';
       let data: string[] = [];
-      for (;;) {
-        let chunk: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          chunk = await reader.read();
-        } catch (err) {
-          return f.fail(err);
-        }
-        if (chunk.done) break;
-        buf += decoder.decode(chunk.value, { stream: true });
+      for await (const chunk of bodyChunks(f)) {
+        buf += decoder.decode(chunk, { stream: true });
         let start = 0;
         for (;;) {
           const nl = buf.indexOf('\n', scanned);
@@ -284,6 +276,22 @@ export class Transport {
       // Closing the connection before the end has the daemon kill the command.
       f.abort();
     }
+  }
+}
+
+/** The answer's body as it arrives; a failure to read it is mapped by f.fail. */
+export async function* bodyChunks(f: Flight): AsyncGenerator<Uint8Array, void, undefined> {
+  if (!f.res.body) return;
+  const reader = f.res.body.getReader();
+  for (;;) {
+    let chunk: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      chunk = await reader.read();
+    } catch (err) {
+      return f.fail(err);
+    }
+    if (chunk.done) return;
+    yield chunk.value;
   }
 }
 

@@ -5,7 +5,7 @@ import { basename, dirname, join, resolve as resolveLocal } from 'node:path';
 import { randomUUID } from 'node:crypto';
 
 import { CellaError } from './errors.js';
-import { quotePath, type Transport } from './http.js';
+import { bodyChunks, quotePath, type Transport } from './http.js';
 import {
   execResult,
   fileInfo,
@@ -260,19 +260,9 @@ export class Sandbox {
     try {
       const fh = await openFile(tmp, 'wx', 0o644);
       try {
-        if (f.res.body) {
-          const reader = f.res.body.getReader();
-          for (;;) {
-            let chunk: Awaited<ReturnType<typeof reader.read>>;
-            try {
-              chunk = await reader.read();
-            } catch (err) {
-              return f.fail(err);
-            }
-            if (chunk.done) break;
-            await fh.write(chunk.value);
-            n += chunk.value.byteLength;
-          }
+        for await (const chunk of bodyChunks(f)) {
+          await fh.write(chunk);
+          n += chunk.byteLength;
         }
       } finally {
         await fh.close();
