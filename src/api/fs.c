@@ -291,10 +291,12 @@ int api_fs_call(core *c, sandbox *s, const char *op, json_t *body, int client_fd
                      .stdin_data = cbuf_head(&in), .stdin_len = cbuf_avail(&in)};
     if (core_fs(s, &r, client_fd, &out, e) < 0)
         goto out;
-    /* The agent's words, from inside the sandbox: parsed as untrusted. */
+    /* The agent's words, from inside the sandbox: parsed as untrusted.
+     * NUL is allowed: a file's text (read's body, a grep line) may hold
+     * one, and it is valid UTF-8 that JSON carries as \u0000. */
     json_error_t jerr;
     json_t *j = json_loadb((const char *)cbuf_head(&out), cbuf_avail(&out),
-                           JSON_REJECT_DUPLICATES, &jerr);
+                           JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
     if (!j || !json_is_object(j)) {
         json_decref(j);
         core_fail(e, S216, "%s: the sandbox's answer was malformed", op);

@@ -54,9 +54,10 @@ static char **fs_argv(const core_fs_req *r)
 /* The failure an operation's exit status and stderr describe. */
 static int fs_failed(const core_exec_result *res, const cbuf *err, const char *op, core_error *e)
 {
-    int len = (int)strcspn((const char *)cbuf_head(err), "\n");
-    if ((size_t)len > cbuf_avail(err))
-        len = (int)cbuf_avail(err);
+    /* stderr is a byte queue, not a string: find its first line by length. */
+    const uint8_t *nl = memchr(cbuf_head(err), '\n', cbuf_avail(err));
+    size_t first = nl ? (size_t)(nl - cbuf_head(err)) : cbuf_avail(err);
+    int len = first > 4096 ? 4096 : (int)first;
     const char *msg = (const char *)cbuf_head(err);
     if (res->timed_out)
         return core_fail(e, S216, "%s took longer than %llu ms and was stopped", op,
