@@ -12,6 +12,7 @@
 
 #include "agent/agent_int.h"
 #include "agent/fs_int.h"
+#include "agent/fs_walk.h"
 #include "util/alloc.h"
 #include "util/text.h"
 
@@ -32,7 +33,8 @@ static void put_entry(jsonw *w, const char *name, const struct stat *st)
     jw_obj_end(w);
 }
 
-/* ls {path}: the directory's entries by name, each lstat'ed. */
+/* ls {path}: the directory's entries by name, each lstat'ed
+ *   -> {entries: [...], truncated?: true past SEARCH_OUT_CAP bytes}. */
 int fs_op_ls(const fs_args *a, jsonw *w)
 {
     const char *path;
@@ -47,16 +49,25 @@ int fs_op_ls(const fs_args *a, jsonw *w)
         return rc;
     size_t n;
     char **names = fs_list_dir(d, &n);
+    bool truncated = false;
     jw_obj(w);
     jw_key(w, "entries");
     jw_arr(w);
     for (size_t i = 0; i < n; i++) {
+        /* A huge directory is listed up to the cap grep and glob use (the
+         * first names in order), rather than answering nothing at all. */
+        if (cbuf_avail(w->out) + strlen(names[i]) * 6 + 160 > SEARCH_OUT_CAP) {
+            truncated = true;
+            break;
+        }
         struct stat st;
         /* Gone since readdir: it is simply not listed. */
         if (fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
             put_entry(w, names[i], &st);
     }
     jw_arr_end(w);
+    if (truncated)
+        jw_kbool(w, "truncated", true);    /* only then: iii's shape otherwise */
     jw_obj_end(w);
     fs_free_names(names, n);
     closedir(d);

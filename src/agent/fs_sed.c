@@ -28,6 +28,7 @@ typedef struct sed_ctx {
     uint64_t total, deadline_ms;
     cbuf in, out;
     char *stopped_at;             /* the file the deadline interrupted */
+    bool truncated;               /* entries left out of results (all still edited) */
     fsq q;                        /* the workspace quota: a rewrite that grows a file counts */
 } sed_ctx;
 
@@ -238,8 +239,19 @@ too_large:
     return -1;
 }
 
-static void sed_result(sed_ctx *s, const char *path, uint64_t reps, const char *err)
+/* Lists one file. The listing is capped, as grep's is, and the editing is
+ * not: the files are changed either way, and an answer too large for the
+ * daemon would report a failure for edits that were made. */
+static void sed_result(sed_ctx *s, const char *path, uint64_t reps, const char *err, bool always)
 {
+    if (!err)
+        s->total += reps;
+    /* Worst case of the escaping (\u00XX) so the cap is never passed. */
+    size_t need = (strlen(path) + (err ? strlen(err) : 0)) * 6 + 96;
+    if (!always && (s->truncated || cbuf_avail(s->w->out) + need > SEARCH_OUT_CAP)) {
+        s->truncated = true;
+        return;
+    }
     jw_obj(s->w);
     jw_kstr(s->w, "path", path);
     jw_ku64(s->w, "replacements", err ? 0 : reps);
@@ -247,8 +259,6 @@ static void sed_result(sed_ctx *s, const char *path, uint64_t reps, const char *
     if (err)
         jw_kstr(s->w, "error", err);
     jw_obj_end(s->w);
-    if (!err)
-        s->total += reps;
 }
 
 /* The path form: each file the walk finds; only files changed or failed
@@ -267,7 +277,7 @@ static int sed_visit(walk *wk, int dir, const char *name, const struct stat *st,
         if (follow)
             return fs_fail_errno(errno, "sed", name);
         snprintf(msg, sizeof(msg), "open %s: %s", wk->path, strerror(errno));
-        sed_result(s, wk->path, 0, msg);
+        sed_result(s, wk->path, 0, msg, false);
         return 0;
     }
     /* A file named by a symlink is edited where the link leads; the walk
@@ -282,7 +292,7 @@ static int sed_visit(walk *wk, int dir, const char *name, const struct stat *st,
         return rc;
     }
     if (rc < 0 || reps)
-        sed_result(s, wk->path, reps, rc < 0 ? msg : NULL);
+        sed_result(s, wk->path, reps, rc < 0 ? msg : NULL, false);
     return 0;
 }
 
@@ -318,7 +328,7 @@ static void sed_files(sed_ctx *s, const fs_args *a)
                 snprintf(msg, sizeof(msg), "open %s: %s", f, strerror(errno));
         }
         if (fd < 0) {
-            sed_result(s, abs, 0, msg);
+            sed_result(s, abs, 0, msg, false);
             cella_free(abs);
             continue;
         }
@@ -332,7 +342,7 @@ static void sed_files(sed_ctx *s, const fs_args *a)
             snprintf(msg, sizeof(msg), "not changed: the deadline of %llu ms passed while it "
                      "was edited", (unsigned long long)s->deadline_ms);
         }
-        sed_result(s, abs, reps, rc < 0 ? msg : NULL);
+        sed_result(s, abs, reps, rc < 0 ? msg : NULL, false);
         cella_free(abs);
     }
 }
@@ -340,7 +350,9 @@ static void sed_files(sed_ctx *s, const fs_args *a)
 /* sed {path | file*, pattern, replacement, regex=1, first_only=0,
  *      ignore_case=0, recursive=1, include*, exclude*, deadline_ms=30000,
  *      quota=0}
- *   -> {results: [{path, replacements, success, error?}], total_replacements}
+ *   -> {results: [{path, replacements, success, error?}], total_replacements,
+ *       truncated?: true when results were cut at SEARCH_OUT_CAP (every file was
+ *       still edited; total_replacements counts them all)}
  * include and exclude apply to the path form only (iii ignores them with
  * files); recursive=0 on a directory is refused, as grep refuses it. */
 int fs_op_sed(const fs_args *a, jsonw *w)
@@ -403,7 +415,7 @@ int fs_op_sed(const fs_args *a, jsonw *w)
                 snprintf(msg, sizeof(msg), "the deadline of %llu ms passed: stopped before the "
                          "walk was complete; files not listed were not changed",
                          (unsigned long long)s.deadline_ms);
-            sed_result(&s, s.wk.path, 0, msg);
+            sed_result(&s, s.wk.path, 0, msg, true);
             rc = 0;
         }
     } else {
@@ -413,6 +425,8 @@ int fs_op_sed(const fs_args *a, jsonw *w)
         rc = BUILTIN_OK;
         jw_arr_end(w);
         jw_ku64(w, "total_replacements", s.total);
+        if (s.truncated)
+            jw_kbool(w, "truncated", true);    /* only then: iii's shape otherwise */
         jw_obj_end(w);
     }
     fsq_end(&s.q);
