@@ -277,6 +277,9 @@ int fs_op_mv(const fs_args *a, jsonw *w)
             fs_parent_of(dst, dir, sizeof(dir));
             return fs_fail(BUILTIN_NOT_FOUND, "parent not found: %s", dir);
         }
+        if (e == ENOTEMPTY)     /* overwrite onto a directory with entries: dst's fault */
+            return fs_fail(BUILTIN_NOT_EMPTY, "directory not empty: %s (mv replaces only an "
+                           "empty directory; rm it first)", dst);
         if (e != EXDEV)
             return fs_fail_errno(e, "mv", src);
         /* Another filesystem (/tmp and /workspace): copy beside the
@@ -286,6 +289,12 @@ int fs_op_mv(const fs_args *a, jsonw *w)
             return fs_fail(BUILTIN_EXISTS, "already exists: %s (send overwrite: true to "
                            "replace it)", dst);
         char dir[PATH_MAX];
+        /* A move that cannot remove its source is a copy: refused before
+         * anything is copied (a read-only /etc, say), rather than reporting
+         * moved with the source still there. */
+        fs_parent_of(src, dir, sizeof(dir));
+        if (access(dir, W_OK | X_OK) < 0)
+            return fs_fail_errno(errno, "mv", src);
         fs_parent_of(dst, dir, sizeof(dir));
         char *tmp = cella_asprintf("%s/.cella-mv-%d", dir, (int)getpid());
         /* Into /workspace, the copy is what grows it: the quota applies. */
@@ -294,8 +303,12 @@ int fs_op_mv(const fs_args *a, jsonw *w)
         if (rc == BUILTIN_OK)
             rc = copy_tree(src, tmp, 0, &q);
         fsq_end(&q);
-        if (rc == BUILTIN_OK && rename(tmp, dst) < 0)
-            rc = fs_fail_errno(errno, "mv", dst);
+        /* NOREPLACE: a dst made since the check above is not overwritten. */
+        if (rc == BUILTIN_OK &&
+            renameat2(AT_FDCWD, tmp, AT_FDCWD, dst, over ? 0 : RENAME_NOREPLACE) < 0)
+            rc = errno == EEXIST ? fs_fail(BUILTIN_EXISTS, "already exists: %s (send overwrite: "
+                                           "true to replace it)", dst)
+                                 : fs_fail_errno(errno, "mv", dst);
         if (rc) {
             int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (fd >= 0 && fs_rm_tree(fd, tmp, 0) == BUILTIN_OK)
@@ -306,13 +319,18 @@ int fs_op_mv(const fs_args *a, jsonw *w)
             return rc;
         }
         cella_free(tmp);
+        /* The copy is in place; a source that will not go (a file in it
+         * the sandbox user may not remove) is reported, not hidden. */
+        int gone;
         if (S_ISDIR(st.st_mode)) {
             int fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (fd >= 0 && fs_rm_tree(fd, src, 0) == BUILTIN_OK)
-                rmdir(src);
+            gone = fd >= 0 && fs_rm_tree(fd, src, 0) == BUILTIN_OK ? rmdir(src) : -1;
         } else {
-            unlink(src);
+            gone = unlink(src);
         }
+        if (gone < 0)
+            return fs_fail(BUILTIN_IO, "mv: copied to %s, but %s could not be removed "
+                           "(part of it may remain)", dst, src);
     }
     jw_obj(w);
     jw_kbool(w, "moved", true);
