@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "core/core.h"
 #include "http/server.h"
 #include "util/alloc.h"
+#include "util/fdio.h"
 #include "util/log.h"
 
 static const char usage[] =
@@ -206,10 +208,21 @@ int cli_serve_main(int argc, char **argv)
         break;
     }
     core_drain(c);
-    /* Running execs finish and answer; a second signal cuts the wait short. */
+    /* Running execs finish and answer; a second signal cuts the wait short.
+     * So does drain_timeout_secs: a transfer has no time limit of its own,
+     * and a slow but live client must not hold a shutdown for ever (what it
+     * was uploading is dropped whole: writes are atomic). */
+    int64_t drain_end = cfg.drain_timeout_secs
+                            ? clock_now_ns() + (int64_t)cfg.drain_timeout_secs * 1000000000
+                            : INT64_MAX;
     for (;;) {
         if (core_wait_idle(c, 200))
             break;
+        if (clock_now_ns() >= drain_end) {
+            log_warn("event=drain_timeout secs=%llu (exiting with calls still running)",
+                     (unsigned long long)cfg.drain_timeout_secs);
+            break;
+        }
         sigset_t pending;
         sigpending(&pending);
         if (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGINT)) {

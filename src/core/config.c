@@ -72,6 +72,7 @@ static const field fields[] = {
     F(allowed_origins, K_STRV, 0, 0),
     F(gateway_idle_timeout_secs, K_U64, 1, 31536000),
     F(gateway_memory_mb, K_U64, MIN_MEMORY_MB, MAX_MEMORY_MB),
+    F(drain_timeout_secs, K_U64, 0, 31536000),
 };
 #undef F
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -116,6 +117,7 @@ void config_init(cella_config *c)
     c->gateway_max_sessions = 50;
     c->gateway_idle_timeout_secs = 900;
     c->gateway_memory_mb = 512;
+    c->drain_timeout_secs = 600;
 }
 
 void config_free(cella_config *c)

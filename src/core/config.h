@@ -64,6 +64,8 @@ typedef struct cella_config {
     uint32_t gateway_max_sessions;      /* sessions open at once: 50 */
     uint64_t gateway_idle_timeout_secs; /* a session's sandbox is reaped after: 900 */
     uint64_t gateway_memory_mb;         /* a session's sandbox's memory: 512 */
+    /* How long SIGTERM waits for running execs and transfers: 600; 0: no limit */
+    uint64_t drain_timeout_secs;
 } cella_config;
 
 /* The embedded defaults (the values in the comments above). */

@@ -287,6 +287,29 @@ def test_sigterm_drains(tmp_path):
     d.close()
 
 
+def test_drain_timeout_ends_a_drain_held_by_a_slow_download(tmp_path):
+    """A transfer has no time limit; a client that reads slowly but keeps
+    reading would hold a SIGTERM drain for ever. drain_timeout_secs ends it,
+    and the daemon still exits 0."""
+    cfg = write(tmp_path, "cella.yaml", "drain_timeout_secs: 2\npool_size: 0\n")
+    d = Daemon(config=cfg).start()
+    sid = d.create("shell")
+    st, b = d.exec(sid, argv=["sh", "-c", "head -c 64M /dev/zero > /workspace/big"])
+    assert st == 200 and b["exit_code"] == 0, b
+    c = d.conn()
+    c.request("GET", f"/v1/sandboxes/{sid}/files/workspace/big")
+    r = c.getresponse()
+    assert r.status == 200
+    r.read(4096)                  # then stalls: the window fills and stays full
+    t0 = time.monotonic()
+    d.proc.send_signal(signal.SIGTERM)
+    assert d.proc.wait(HANG_LIMIT) == 0
+    assert time.monotonic() - t0 < HANG_LIMIT / 2
+    assert any("event=drain_timeout" in l for l in d.log), d.log[-5:]
+    c.close()
+    d.close()
+
+
 def cli(d, *args, input=None, env=None):
     e = {k: v for k, v in os.environ.items() if not k.startswith("CELLA_")}
     e["CELLA_URL"] = d.url

@@ -59,6 +59,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.gateway_max_sessions, 50);
     assert_int_equal(c.gateway_idle_timeout_secs, 900);
     assert_int_equal(c.gateway_memory_mb, 512);
+    assert_int_equal(c.drain_timeout_secs, 600);
     assert_int_equal(config_validate(&c, &err), 0);
     assert_int_equal(load(&c, "", &err), 0);   /* empty document: no change */
     assert_int_equal(load(&c, "# nothing\n---\n", &err), 0);
@@ -227,6 +228,7 @@ static void test_out_of_range(void **state)
     expect_fail("max_connections: 7\n", "max_connections", NULL);
     expect_fail("gateway_max_sessions: 0\n", "gateway_max_sessions", NULL);
     expect_fail("gateway_memory_mb: 8\n", "gateway_memory_mb", NULL);
+    expect_fail("drain_timeout_secs: -1\n", "drain_timeout_secs", NULL);
     expect_fail("gateway_idle_timeout_secs: 0\n", "gateway_idle_timeout_secs", NULL);
     expect_fail("per_image_caps: {python: {max_memory_mb: 8}}\n", "max_memory_mb", NULL);
 }
