@@ -342,3 +342,67 @@ def test_links_to_the_daemons_state_lead_nowhere(d, sid):
     members = {m.name: m for m in tarfile.open(fileobj=io.BytesIO(data)).getmembers()}
     assert members["state"].issym() and members["state"].linkname == state
     assert members["statef"].issym() and len(members) == 2
+
+
+# ---- text with NUL, answers past the result cap, moves that cannot remove ------------
+
+
+def test_nul_bytes_in_file_text_are_carried(d, sid):
+    """NUL is valid UTF-8: read's body and a grep line past the first 8 KiB
+    carry it as \\u0000 (the agent's answer once failed to parse: 500)."""
+    st, _, b = raw(d, "PUT", f"/v1/sandboxes/{sid}/files/workspace/nul.txt",
+                   body=b"hello\0world\n")
+    assert st == 200, b
+    assert ok(d, sid, "read", path="/workspace/nul.txt")["body"] == "hello\0world\n"
+    sh(d, sid, "head -c 9000 /dev/zero | tr '\\0' x > /workspace/late.txt && "
+               "printf '\\nneedle\\0here\\n' >> /workspace/late.txt")
+    m = ok(d, sid, "grep", path="/workspace/late.txt", pattern="needle",
+           recursive=False)["matches"]
+    assert [x["content"] for x in m] == ["needle\0here"], m
+
+
+def test_sed_and_ls_past_the_result_cap_say_truncated(d, sid):
+    """A listing too large for an answer is cut at 8 MiB and says so; sed
+    still edits every file and counts every replacement (it once edited
+    them all and then answered 500)."""
+    deep = "/workspace/" + "/".join(["d" * 200] * 19)      # ~3.8 KiB of path
+    sh(d, sid, f"mkdir -p {deep} && cd {deep} && i=0; "
+               "while [ $i -lt 2600 ]; do echo foo > f$i; i=$((i+1)); done")
+    b = ok(d, sid, "sed", path="/workspace", pattern="foo", replacement="bar")
+    assert b["truncated"] is True and b["total_replacements"] == 2600, \
+        {k: v for k, v in b.items() if k != "results"}
+    assert 0 < len(b["results"]) < 2600 and all(r["success"] for r in b["results"])
+    left = sh(d, sid, "grep -rl foo /workspace | wc -l")["stdout"]
+    assert left.strip() == "0", left
+    # Untruncated answers keep iii's shape: no truncated key.
+    b = ok(d, sid, "sed", path=f"{deep}/f1", pattern="bar", replacement="baz")
+    assert "truncated" not in b and b["total_replacements"] == 1, b
+    sh(d, sid, "rm -rf /workspace/dddd* /workspace/d*")
+    # ls of ~25,000 entries with 250-byte names: more than 8 MiB of JSON.
+    assert sh(d, sid, "mkdir /workspace/big && cd /workspace/big && "
+               "/usr/bin/python3 -c \"[open('%05d' % i + 'n' * 245, 'w').close() "
+               "for i in range(25000)]\" && ls | wc -l")["stdout"].strip() == "25000"
+    b = ok(d, sid, "ls", path="/workspace/big")
+    names = [e["name"] for e in b["entries"]]
+    assert b["truncated"] is True and 0 < len(names) < 25000, len(names)
+    assert names == sorted(names) and names[0].startswith("00000"), names[:2]
+    assert "truncated" not in ok(d, sid, "ls", path="/workspace")
+    sh(d, sid, "rm -rf /workspace/big")
+
+
+def test_mv_across_filesystems_that_cannot_remove_its_source(d, sid):
+    """/tmp to /workspace is a copy then a removal: a source the sandbox
+    user may not remove (read-only /etc) is refused before anything is
+    copied, rather than answered moved: true with the source still there."""
+    st, b = fs(d, sid, "mv", src="/etc/passwd", dst="/workspace/p")
+    assert st >= 400 and "/etc" in b["error"]["message"], (st, b)
+    assert sh(d, sid, "ls /workspace/p /etc/passwd 2>&1; true")["stdout"].count("No such") == 1
+    # overwrite onto a directory with entries names the destination.
+    ok(d, sid, "mkdir", path="/workspace/full/x", parents=True)
+    ok(d, sid, "mkdir", path="/workspace/src")
+    st, b = fs(d, sid, "mv", src="/workspace/src", dst="/workspace/full", overwrite=True)
+    assert code(st, b) == (409, "S214") and "/workspace/full" in b["error"]["message"], b
+    # A move across filesystems still works when it can.
+    ok(d, sid, "write", path="/tmp/t2", content="T")
+    assert ok(d, sid, "mv", src="/tmp/t2", dst="/workspace/t2") == {"moved": True}
+    assert ok(d, sid, "read", path="/workspace/t2")["body"] == "T"
