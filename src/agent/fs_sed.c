@@ -112,7 +112,9 @@ static int sed_line(sed_ctx *s, const uint8_t *p, size_t n, uint64_t *reps, cons
 {
     PCRE2_SIZE want = n + cbuf_avail(&s->repl) + 16;
     for (int tries = 0;; tries++) {
-        if (want > SED_MAX_OUT - cbuf_avail(&s->out)) {
+        /* Lines kept as they are may have taken out past the limit: then
+         * the subtraction below would wrap. */
+        if (cbuf_avail(&s->out) > SED_MAX_OUT || want > SED_MAX_OUT - cbuf_avail(&s->out)) {
             snprintf(msg, msz, "not changed: the result would pass %u MiB", SED_MAX_OUT >> 20);
             return -1;
         }

@@ -116,7 +116,12 @@ static void http_date(int64_t t, char *buf, size_t n)
 {
     time_t tt = (time_t)t;
     struct tm tm;
-    gmtime_r(&tt, &tm);
+    /* The time comes from inside the sandbox: one past struct tm's years
+     * is shown as the epoch rather than formatted from garbage. */
+    if (!gmtime_r(&tt, &tm)) {
+        tt = 0;
+        gmtime_r(&tt, &tm);
+    }
     strftime(buf, n, "%a, %d %b %Y %H:%M:%S GMT", &tm);
 }
 
