@@ -23,9 +23,18 @@
  * the agent's result text (untrusted, as the agent's output is), so the
  * result encoders and the agent-output parsers run too.
  *
+ * With flag 8 sandboxes can be made (core_create succeeds, so the gateway's
+ * sessions open), and downloads and uploads succeed: a download's bytes are
+ * the input (the gateway's /read windows them by lines, /read_binary
+ * encodes them, Flujo reads them as its artifacts' tar), its header line
+ * the input too with flag 16 (untrusted, as the agent's is); an archive
+ * the daemon builds for the agent's tar-extract (the gateway's files,
+ * Flujo's) must read to its end with every name inside the target.
+ *
  * Input: byte 0 picks the route, byte 1 holds flags (1 admin, 2 Accept:
- * text/event-stream, 4 core_fs succeeds); then one NUL-terminated string
- * per {param} of the route's pattern; the rest is the body. */
+ * text/event-stream, 4 core_fs succeeds, 8 and 16 as above); then one
+ * NUL-terminated string per {param} of the route's pattern; the rest is
+ * the body. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +52,9 @@
 #include "http/server.h"
 #include "store/store.h"
 #include "util/alloc.h"
+#include "util/log.h"
 #include "util/parse.h"
+#include "util/tar.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
 
@@ -106,6 +117,10 @@ int __wrap_core_create(core *c, const char *tenant, const core_create_req *r, sa
     if (core_env_check("env", r->env, e) < 0)
         return -1;
     check_env(r->env);
+    if (cur_flags & 8) {
+        *out = (sandbox *)&fake_sandbox;
+        return 0;
+    }
     return stub_fail(e, S300);
 }
 
@@ -187,6 +202,40 @@ int __wrap_core_exec_start(sandbox *s, const core_exec_req *r, core_exec **out, 
     return stub_fail(e, S004);
 }
 
+/* An archive the daemon made for the agent's tar-extract (the gateway's
+ * files, Flujo's): it reads to its end, and every name stays in the
+ * target (relative, no ".." component). */
+typedef struct mem_src {
+    const uint8_t *p;
+    size_t n, off;
+} mem_src;
+
+static ssize_t mem_read(void *ctx, void *buf, size_t want)
+{
+    mem_src *m = ctx;
+    size_t k = m->n - m->off < want ? m->n - m->off : want;
+    memcpy(buf, m->p + m->off, k);
+    m->off += k;
+    return (ssize_t)k;
+}
+
+static void check_tar(const uint8_t *p, size_t n)
+{
+    static tar_reader rd;
+    static tar_entry te;
+    mem_src m = {p, n, 0};
+    tar_reader_init(&rd, mem_read, &m);
+    int rc;
+    while ((rc = tar_next(&rd, &te)) == TAR_OK) {
+        const char *nm = te.name;
+        if (!nm[0] || nm[0] == '/' || !strcmp(nm, "..") || !strncmp(nm, "../", 3) ||
+            strstr(nm, "/../") || (strlen(nm) >= 3 && !strcmp(nm + strlen(nm) - 3, "/..")))
+            abort();
+    }
+    if (rc != TAR_END)
+        abort();
+}
+
 int __wrap_core_fs(sandbox *s, const core_fs_req *r, int client_fd, cbuf *result, core_error *e);
 int __wrap_core_fs(sandbox *s, const core_fs_req *r, int client_fd, cbuf *result, core_error *e)
 {
@@ -204,18 +253,94 @@ int __wrap_core_fs(sandbox *s, const core_fs_req *r, int client_fd, cbuf *result
     if (!fields && strcmp(r->op, "cat") != 0 && strcmp(r->op, "tar-create") != 0 &&
         strcmp(r->op, "tar-extract") != 0)
         abort();
+    if (!strcmp(r->op, "tar-extract") && r->has_stdin)
+        check_tar(r->stdin_data, r->stdin_len);
     if (!(cur_flags & 4))
         return stub_fail(e, S211);
     cbuf_append(result, cur_in, cur_n);   /* the agent's answer: untrusted text */
     return 0;
 }
 
+/* A download: its header line, then the file's bytes in pieces. */
+typedef struct fake_stream {
+    size_t off, piece;
+} fake_stream;
+static fake_stream stream, upload_stream;
+
 int __wrap_core_fs_download(sandbox *s, const core_fs_req *r, int client_fd,
                             core_fs_stream **out, cbuf *header, core_error *e);
 int __wrap_core_fs_download(sandbox *s, const core_fs_req *r, int client_fd,
                             core_fs_stream **out, cbuf *header, core_error *e)
 {
-    return stub_fail(e, S212);
+    if (!(cur_flags & 8))
+        return stub_fail(e, S212);
+    if (cur_flags & 16) {
+        cbuf_append(header, cur_in, cur_n);
+    } else {
+        char h[64];
+        cbuf_append(header, h, (size_t)snprintf(h, sizeof(h), "{\"size\":%zu}", cur_n));
+    }
+    stream.off = 0;
+    stream.piece = cur_n % 4093 + 1;
+    *out = (core_fs_stream *)&stream;
+    return 0;
+}
+
+ssize_t __wrap_core_fs_read(core_fs_stream *st, void *buf, size_t max, core_error *e);
+ssize_t __wrap_core_fs_read(core_fs_stream *st, void *buf, size_t max, core_error *e)
+{
+    if (st != (core_fs_stream *)&stream)
+        abort();
+    size_t k = cur_n - stream.off;
+    if (k > max)
+        k = max;
+    if (k > stream.piece)
+        k = stream.piece;
+    memcpy(buf, cur_in + stream.off, k);
+    stream.off += k;
+    return (ssize_t)k;
+}
+
+void __wrap_core_fs_close(core_fs_stream *st);
+void __wrap_core_fs_close(core_fs_stream *st)
+{
+    if (st && st != (core_fs_stream *)&stream && st != (core_fs_stream *)&upload_stream)
+        abort();
+}
+
+static cbuf upload_data;
+
+int __wrap_core_fs_upload_begin(sandbox *s, const core_fs_req *r, int client_fd,
+                                core_fs_stream **out, core_error *e);
+int __wrap_core_fs_upload_begin(sandbox *s, const core_fs_req *r, int client_fd,
+                                core_fs_stream **out, core_error *e)
+{
+    if (!(cur_flags & 8))
+        return stub_fail(e, S300);
+    cbuf_free(&upload_data);
+    cbuf_init(&upload_data);
+    *out = (core_fs_stream *)&upload_stream;
+    return 0;
+}
+
+int __wrap_core_fs_upload_feed(core_fs_stream *st, const void *p, size_t n);
+int __wrap_core_fs_upload_feed(core_fs_stream *st, const void *p, size_t n)
+{
+    if (st != (core_fs_stream *)&upload_stream)
+        abort();
+    cbuf_append(&upload_data, p, n);
+    return 0;
+}
+
+int __wrap_core_fs_upload_end(core_fs_stream *st, cbuf *result, core_error *e);
+int __wrap_core_fs_upload_end(core_fs_stream *st, cbuf *result, core_error *e)
+{
+    if (st != (core_fs_stream *)&upload_stream)
+        abort();
+    check_tar(upload_data.data ? cbuf_head(&upload_data) : (const uint8_t *)"",
+              cbuf_avail(&upload_data));
+    cbuf_append(result, "{}", 2);
+    return 0;
 }
 
 int __wrap_core_typed_run(core *c, const char *tenant, const core_typed_req *r, int client_fd,
@@ -363,6 +488,7 @@ static void init(void)
                 !(r->flags & ROUTE_STREAM_BODY) && n_routes < 64)
                 routes[n_routes++] = r;
     config_init(&cfg);
+    log_set_level(LOG_ERROR);     /* the sessions' warnings about the stubs */
     /* FUZZ_ROUTES_LIST=1 prints the index of each route (to write seeds). */
     if (getenv("FUZZ_ROUTES_LIST"))
         for (size_t i = 0; i < n_routes; i++)
