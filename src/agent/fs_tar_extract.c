@@ -136,7 +136,7 @@ static int reader_fail(tar_x *x, int st)
 
 /* in, lexically cleaned into out: "." and empty components dropped (out
  * is "" for the target itself). Returns NULL, or why in is unsafe. */
-static const char *clean_name(const char *in, char *out, size_t cap, bool *slash, unsigned *depth)
+const char *tar_clean_name(const char *in, char *out, size_t cap, bool *slash, unsigned *depth)
 {
     if (!*in)
         return "empty name";
@@ -490,7 +490,7 @@ static int x_hardlink(tar_x *x, int dir, const char *leaf)
 {
     bool slash;
     unsigned depth;
-    const char *why = clean_name(x->e.linkname, x->link, sizeof(x->link), &slash, &depth);
+    const char *why = tar_clean_name(x->e.linkname, x->link, sizeof(x->link), &slash, &depth);
     if (!why && !x->link[0])
         why = "empty name";
     if (why)
@@ -555,7 +555,7 @@ static int x_entry(tar_x *x)
     tar_entry *e = &x->e;
     bool slash = false;
     unsigned depth = 0;
-    const char *why = clean_name(e->name, x->name, sizeof(x->name), &slash, &depth);
+    const char *why = tar_clean_name(e->name, x->name, sizeof(x->name), &slash, &depth);
     char type = e->type;
     if ((type == '0' || type == '7') && slash)
         type = '5';               /* a v7 directory: a regular entry named "d/" */
