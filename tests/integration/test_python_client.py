@@ -253,3 +253,13 @@ def test_every_function_is_annotated():
     hints = typing.get_type_hints(cella.results.GrepResult.__iter__)
     assert hints["return"] == typing.Iterator[cella.results.GrepMatch]
 
+
+
+def test_errors_pickle():
+    import pickle
+    e = cella.CellaError("S211", "file not found: /workspace/x", status=404,
+                         fix={"parents": True}, fix_note="resend", retryable=False)
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is cella.CellaError and str(back) == str(e)
+    assert (back.code, back.message, back.status, back.fix, back.fix_note) == \
+        ("S211", "file not found: /workspace/x", 404, {"parents": True}, "resend")

@@ -40,6 +40,7 @@ class CellaError(Exception):
 
 
 def _rebuild(code: str, message: str, state: Dict[str, Any]) -> CellaError:
-    e = CellaError(code, message)
+    # fix_note is part of the text (args), which the state alone does not restore.
+    e = CellaError(code, message, fix_note=state.get("fix_note"))
     e.__dict__.update(state)
     return e
