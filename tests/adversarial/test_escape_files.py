@@ -206,3 +206,34 @@ done()
         for f in files:
             st = os.lstat(os.path.join(root, f))
             assert (st.st_dev, st.st_ino) not in host, f"ESCAPED: {root}/{f} is a host file"
+
+
+def test_no_file_capability_or_trusted_xattr_reaches_the_disk(d, sid):
+    # Workspace files live on the host's disk: a file capability (or a
+    # setuid bit) set inside would be a privileged program outside.
+    v = attack(d, sid, r'''
+import struct
+open("/workspace/capped", "w").write("#!/bin/sh\n")
+os.chmod("/workspace/capped", 0o755)
+# VFS_CAP_REVISION_2, effective, CAP_SETUID permitted.
+cap = struct.pack("<IIIII", 0x02000001, 1 << 7, 0, 0, 0)
+cap3 = struct.pack("<IIIIII", 0x03000001, 1 << 7, 0, 0, 0, 0)
+for name, val in (("security.capability", cap), ("security.capability v3", cap3),
+                  ("trusted.adv", b"x"), ("security.adv", b"x")):
+    try:
+        os.setxattr("/workspace/capped", name.split()[0], val)
+        R[f"setxattr {name}"] = "ESCAPED: set"
+    except OSError as e:
+        held(f"setxattr {name}", e.errno in (errno.EPERM, errno.EOPNOTSUPP, errno.EACCES), ename(e.errno))
+try:
+    os.setxattr("/workspace/capped", "user.adv", b"x")   # plain user xattrs still work
+    R["user xattr"] = "held"
+except OSError as e:
+    R["user xattr"] = "held" if e.errno == errno.EOPNOTSUPP else "ESCAPED? " + ename(e.errno)
+done()
+''')
+    assert_held(v, 5)
+    path = os.path.join(d.state_dir, "workspaces", sid, "capped")
+    assert os.path.exists(path), "the workspace is not where the daemon keeps it"
+    assert "security.capability" not in os.listxattr(path), "ESCAPED: a file capability on disk"
+    assert not os.stat(path).st_mode & 0o6000
