@@ -237,3 +237,50 @@ done()
     assert os.path.exists(path), "the workspace is not where the daemon keeps it"
     assert "security.capability" not in os.listxattr(path), "ESCAPED: a file capability on disk"
     assert not os.stat(path).st_mode & 0o6000
+
+
+def test_file_operations_cannot_be_entered(d, sid):
+    # File operations run in children of the agent, with the agent's code
+    # (no exec): the nearest thing to `runc exec` entering a container
+    # (CVE-2019-5736, CVE-2016-9962). While many run, a scanner in the
+    # sandbox looks for them and tries their /proc entries.
+    import threading
+    out = {}
+    scanner = r'''
+import time
+me = os.getpid()
+seen, t_end = set(), time.time() + 4
+while time.time() < t_end:
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) == me or p in seen:
+            continue
+        try:
+            exe = os.readlink(f"/proc/{p}/exe")
+        except OSError:
+            continue
+        seen.add(p)
+        if "cella-agent" in exe or "memfd" in exe:
+            R[f"pid {p} ({exe})"] = "ESCAPED: an agent process is visible"
+            for f in ("mem", "exe", "fd/3"):
+                try:
+                    os.open(f"/proc/{p}/{f}", os.O_RDWR if f == "mem" else os.O_RDONLY)
+                    R[f"pid {p} {f}"] = "ESCAPED: opened"
+                except OSError:
+                    pass
+R["scanned"] = "held"
+done()
+'''
+    t = threading.Thread(target=lambda: out.update(v=attack(d, sid, scanner)))
+    t.start()
+    blob = os.urandom(4 << 20)
+    n = 0
+    while t.is_alive() and n < 200:
+        st, _ = d.request("PUT", f"/v1/sandboxes/{sid}/files/workspace/blob{n % 3}", raw=blob,
+                          token=ALICE)
+        assert st in (200, 201, 204), st
+        st, _ = d.post(f"/v1/sandboxes/{sid}/fs/ls", {"path": "/workspace"}, token=ALICE)
+        assert st == 200
+        n += 1
+    t.join(120)
+    assert n >= 3, "too few file operations ran during the scan"
+    assert_held(out["v"], 1)
