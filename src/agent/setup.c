@@ -411,7 +411,12 @@ int agent_setup(agent *a, const proto_setup *s, int *fds, size_t nfds, cella_err
     a->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (a->devnull < 0)
         return cella_err_set(err, errno, "open /dev/null");
-    struct rlimit nocore = {0, 0};
+    /* 1, not 0: a core_pattern that pipes to a helper ignores RLIMIT_CORE
+     * except the value 1, which the kernel refuses to dump at all (and 1
+     * byte is below any core file). So no crash inside runs the host's
+     * helper as root outside the sandbox; seccomp keeps it at 1. The parent
+     * already set it (box.c) where our hard limit was 0. */
+    struct rlimit nocore = {1, 1};
     setrlimit(RLIMIT_CORE, &nocore);
     a->root_mapped = s->flags & SETUP_ROOT_MAPPED;
     a->uid = s->uid;

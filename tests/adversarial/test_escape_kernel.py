@@ -95,6 +95,44 @@ done()
                     assert not st.st_mode & 0o022, f"ESCAPED: {f} is writable by others"
 
 
+def test_a_crash_runs_no_host_core_helper(d, sid):
+    # A core_pattern that pipes (systemd-coredump, apport) runs its helper as
+    # root on the host, outside the sandbox's cgroup, for every crash, and
+    # RLIMIT_CORE 0 does not stop it: the kernel ignores the limit for pipes
+    # except the value 1, which it refuses to dump at all. So a sandbox
+    # gets 1, and cannot change it (lowering it to 0 would open the pipe
+    # again). This host's core_pattern need not be a pipe: the limit is what
+    # is checked, and that a crash leaves no core file.
+    v = attack(d, sid, r'''
+import resource, signal, subprocess
+lim = resource.getrlimit(resource.RLIMIT_CORE)
+held("RLIMIT_CORE is 1 (no core dump, piped or not)", lim == (1, 1), f"it is {lim}")
+for new in ((0, 0), (0, 1), (1, 0)):
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, new)
+        R[f"setrlimit(CORE, {new})"] = f"ESCAPED: now {resource.getrlimit(resource.RLIMIT_CORE)}"
+    except (OSError, ValueError):
+        R[f"setrlimit(CORE, {new})"] = "held"
+new = (ctypes.c_ulong * 2)(0, 0)
+refused("prlimit(self, CORE, 0)", sc(302, 0, 4, new, 0))
+refused("prlimit(self, CORE | 1 << 32, 0)", sc(302, 0, 4 | (1 << 32), new, 0))
+refused("setrlimit(CORE | 1 << 32, 0)", sc(160, 4 | (1 << 32), new))
+refused("prlimit(agent, CORE, 0)", sc(302, 1, 4, new, 0), (errno.EPERM, errno.ESRCH))
+old = (ctypes.c_ulong * 2)()
+held("reading the limit still works", sc(302, 0, 4, 0, old)[0] == 0 and list(old) == [1, 1],
+     str(list(old)))
+out = subprocess.run(["bash", "-c", "ulimit -c"], capture_output=True, text=True).stdout
+held("ulimit -c reads 0 blocks", out.strip() == "0", out)
+os.chdir("/workspace")
+p = subprocess.run(["python3", "-c", "import os; os.abort()"])
+held("a crash is a crash", p.returncode == -signal.SIGABRT, str(p.returncode))
+held("a crash leaves no core file", not [f for f in os.listdir(".") if f.startswith("core")],
+     str(os.listdir(".")))
+done()
+''')
+    assert_held(v, 11)
+
+
 def test_proc_self_exe_cannot_be_overwritten(d, sid):
     v = attack(d, sid, r'''
 import glob
