@@ -6,12 +6,14 @@ of alice's may come back in any answer. And the token comparison must not
 tell a right prefix from a wrong first byte."""
 import json
 import statistics
+import subprocess
 import time
 import uuid
 
 import pytest
 
-from adv import ADMIN, ALICE, BOB, two_tenants
+from adv import ALICE, BOB, two_tenants
+from conftest import CELLA, HANG_LIMIT
 
 SECRET = "alice-secret-" + uuid.uuid4().hex
 SESSION = "shared-name-" + uuid.uuid4().hex[:8]
@@ -215,3 +217,23 @@ def test_token_lookup_is_constant_time_in_code():
     body = re.search(r"const cfg_token \*tokens_find\([^)]*\)\n\{(.*?)\n\}", src, re.S).group(1)
     assert "CRYPTO_memcmp" in body and "SHA256" in body
     assert not re.search(r"\b(strcmp|strncmp|memcmp|break|return\s+&)", body), body
+
+
+def test_an_empty_tokens_file_does_not_open_the_daemon(tmp_path):
+    # Emptying the tokens file (to revoke everyone, or by a deploy gone
+    # wrong) must not turn the daemon into open mode, where every local
+    # process is an admin of every tenant's sandboxes.
+    tokens = tmp_path / "tokens"
+    tokens.write_text("# everyone revoked\n\n")
+    tokens.chmod(0o600)
+    p = subprocess.Popen([CELLA, "serve", "--listen", "127.0.0.1:0", "--state-dir",
+                          str(tmp_path / "state"), "--tokens", str(tokens)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        _, err = p.communicate(timeout=HANG_LIMIT / 4)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+        raise AssertionError(f"ESCAPED: the daemon started in open mode: {err[-500:]}")
+    assert p.returncode != 0 and "lists no token" in err, (p.returncode, err)
