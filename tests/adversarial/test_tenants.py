@@ -42,7 +42,19 @@ def native(aid):
         ("POST", f"/v1/sandboxes/{aid}/fs/read", {"path": "/workspace/secret"}),
         ("POST", f"/v1/sandboxes/{aid}/fs/write", {"path": "/workspace/secret", "content": "x"}),
         ("POST", f"/v1/sandboxes/{aid}/fs/ls", {"path": "/workspace"}),
+        ("POST", f"/v1/sandboxes/{aid}/fs/stat", {"path": "/workspace/secret"}),
+        ("POST", f"/v1/sandboxes/{aid}/fs/grep", {"path": "/workspace", "pattern": "alice"}),
+        ("POST", f"/v1/sandboxes/{aid}/fs/glob", {"path": "/workspace", "pattern": "*"}),
+        ("POST", f"/v1/sandboxes/{aid}/fs/rm", {"path": "/workspace/secret"}),
+        ("POST", f"/v1/sandboxes/{aid}/fs/mv", {"src": "/workspace/secret", "dst": "/workspace/s2"}),
+        ("POST", f"/v1/sandboxes/{aid}/fs/chmod", {"path": "/workspace/secret", "mode": "0777"}),
+        ("POST", f"/v1/sandboxes/{aid}/fs/mkdir", {"path": "/workspace/d"}),
+        ("POST", f"/v1/sandboxes/{aid}/fs/sed", {"path": "/workspace/secret", "pattern": "a",
+                                                 "replacement": "b"}),
         ("GET", f"/v1/sandboxes/{aid}/files/workspace/secret", None),
+        ("GET", f"/v1/sandboxes/{aid}/archive/workspace", None),
+        ("PUT", f"/v1/sandboxes/{aid}/archive/workspace", "not a tar"),
+        ("POST", f"/v1/sandboxes/{aid}/exec?stream=1", {"cmd": "cat", "args": ["/workspace/secret"]}),
         ("PUT", f"/v1/sandboxes/{aid}/files/workspace/secret", "overwritten"),
         ("DELETE", f"/v1/sandboxes/{aid}", None),
         ("GET", "/v1/sandboxes?all=1", None),
@@ -95,6 +107,8 @@ def mcp(aid):
 def send(d, method, path, body, token):
     raw = body if isinstance(body, str) else None
     headers = {"Accept": "application/json, text/event-stream"} if path == "/mcp" else None
+    if path.endswith("?stream=1"):   # the streaming exec: its own code path
+        path, headers = path[:-len("?stream=1")], {"Accept": "text/event-stream"}
     return d.request(method, path, body=None if raw else body, raw=raw, token=token,
                      headers=headers)
 
