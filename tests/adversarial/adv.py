@@ -75,7 +75,8 @@ def children_of(pid):
 
 
 def agents_of(d):
-    """Host pids of the agents (PID 1 of each sandbox) of daemon d."""
+    """Host pids of the agents (PID 1 of each sandbox) of daemon d. One may
+    end while a test looks at it (a sandbox stopped): see gone()."""
     agents = []
     for p in children_of(d.proc.pid):
         try:
@@ -84,3 +85,22 @@ def agents_of(d):
         except OSError:
             pass
     return agents
+
+
+def gone(e):
+    """An OSError that means the process ended while we looked."""
+    return isinstance(e, (FileNotFoundError, ProcessLookupError))
+
+
+def agent_of(d, sid):
+    """The host pid of sandbox sid's agent: the one with sid's workspace
+    mounted."""
+    for pid in agents_of(d):
+        try:
+            with open(f"/proc/{pid}/mountinfo") as f:
+                if f"/workspaces/{sid} " in f.read():
+                    return pid
+        except OSError as e:
+            if not gone(e):
+                raise
+    return None

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from adv import ALICE, agents_of, assert_held, attack, two_tenants
+from adv import ALICE, agent_of, assert_held, attack, two_tenants
 
 SETID_BINARIES = sorted(
     os.path.join(r, f) for top in ("/usr/bin", "/usr/sbin", "/usr/lib")
@@ -56,10 +56,14 @@ def test_agent_holds_no_host_directory_or_file(d, sid):
     # What the agent holds could be taken over by anything that reaches it:
     # only its socket, its signalfd, /dev/null and the pipes of running
     # commands; never a directory or a file of the host.
-    agents = agents_of(d)
-    assert agents
+    # The agent of a ready sandbox, that is: one still being set up holds
+    # its workspace and the daemon's working directory until it pivots,
+    # before any code of the sandbox's runs.
+    st, b = d.exec(sid, token=ALICE, cmd="true")
+    assert st == 200 and b["exit_code"] == 0, b
     bad = []
-    for pid in agents:
+    for pid in [agent_of(d, sid)]:
+        assert pid, "no agent has this sandbox's workspace mounted"
         for fd in os.listdir(f"/proc/{pid}/fd"):
             try:
                 target = os.readlink(f"/proc/{pid}/fd/{fd}")

@@ -8,12 +8,18 @@ tests/probe checks that each forbidden syscall answers the filter's errno
 with harmless arguments; these tests make the real attack (a real BPF
 program, a real controlling terminal, a cgroup mount with a release agent)
 and then check on the host that nothing changed."""
+import fcntl
+import json
 import os
+import pty
 import signal
+import subprocess
+import termios
 
 import pytest
 
-from adv import ALICE, agents_of, assert_held, attack, two_tenants
+from adv import ALICE, PRELUDE, agent_of, agents_of, gone, assert_held, attack, two_tenants
+from conftest import CELLA
 
 V1_ROOTS = [f"/sys/fs/cgroup/{c}" for c in ("memory", "pids", "cpu")
             if os.path.exists(f"/sys/fs/cgroup/{c}/release_agent")]
@@ -77,22 +83,24 @@ done()
     # sandbox's own cgroups cannot be told to notify (root owns them, and
     # nothing mapped into the sandbox may write them).
     assert {r: read(f"{r}/release_agent") for r in V1_ROOTS} == before
-    agents = agents_of(d)
-    assert agents
-    for pid in agents:
-        host_uid = os.stat(f"/proc/{pid}").st_uid
-        for line in read(f"/proc/{pid}/cgroup").splitlines():
-            _, ctrls, path = line.split(":", 2)
-            for c in ctrls.split(","):
-                cg = f"/sys/fs/cgroup/{c}{path}"
-                if c not in ("memory", "pids", "cpu") or not os.path.isdir(cg):
-                    continue
-                assert read(f"{cg}/notify_on_release").strip() == "0", cg
-                for f in (cg, f"{cg}/notify_on_release", f"{cg}/cgroup.procs", f"{cg}/tasks"):
-                    st = os.stat(f)
-                    assert st.st_uid != host_uid and st.st_gid != host_uid, \
-                        f"ESCAPED: {f} belongs to the sandbox's host uid {host_uid}"
-                    assert not st.st_mode & 0o022, f"ESCAPED: {f} is writable by others"
+    pid = agent_of(d, sid)
+    assert pid
+    host_uid = os.stat(f"/proc/{pid}").st_uid
+    checked = 0
+    for line in read(f"/proc/{pid}/cgroup").splitlines():
+        _, ctrls, path = line.split(":", 2)
+        for c in ctrls.split(","):
+            cg = f"/sys/fs/cgroup/{c}{path}"
+            if c not in ("memory", "pids", "cpu") or not os.path.isdir(cg):
+                continue
+            checked += 1
+            assert read(f"{cg}/notify_on_release").strip() == "0", cg
+            for f in (cg, f"{cg}/notify_on_release", f"{cg}/cgroup.procs", f"{cg}/tasks"):
+                st = os.stat(f)
+                assert st.st_uid != host_uid and st.st_gid != host_uid, \
+                    f"ESCAPED: {f} belongs to the sandbox's host uid {host_uid}"
+                assert not st.st_mode & 0o022, f"ESCAPED: {f} is writable by others"
+    assert checked == len(V1_ROOTS), f"found {checked} of the sandbox's v1 cgroups"
 
 
 def test_a_crash_runs_no_host_core_helper(d, sid):
@@ -166,9 +174,13 @@ done()
 ''')
     assert_held(v, 5)
     # The agent runs from a memfd sealed against every change.
-    import fcntl
     for pid in agents_of(d):
-        fd = os.open(f"/proc/{pid}/exe", os.O_RDONLY)
+        try:
+            fd = os.open(f"/proc/{pid}/exe", os.O_RDONLY)
+        except OSError as e:
+            if gone(e):
+                continue
+            raise
         try:
             seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
         finally:
@@ -201,7 +213,8 @@ done()
 
 
 def test_signals_to_the_agent_change_nothing(d, sid):
-    agents_before = set(agents_of(d))
+    agent = agent_of(d, sid)
+    assert agent
     v = attack(d, sid, r'''
 import signal
 for s in range(1, 65):
@@ -224,7 +237,7 @@ done()
             "-c", f"sleep 30 & python3 -c 'import os, signal; os.kill(-1, signal.{sig})'"])
         assert st == 200 and b.get("signal") == getattr(signal, sig), (st, b)
     # The agent is the same process and still answers.
-    assert set(agents_of(d)) >= agents_before
+    assert agent_of(d, sid) == agent, "the agent was replaced or is gone"
     st, b = d.exec(sid, token=ALICE, cmd="echo", args=["alive"])
     assert st == 200 and b["stdout"] == "alive\n", (st, b)
 
@@ -301,3 +314,45 @@ refused("perf_event_open", sc(298, pattr, 0, -1, -1, 0))
 done()
 ''')
     assert_held(v, 9)
+
+
+def test_cella_box_run_from_a_terminal_cannot_type_into_it(state_dir):
+    # CVE-2017-5226 (bubblewrap): a sandbox started from a terminal pushed
+    # keystrokes into it with TIOCSTI, run by the shell after the sandbox
+    # ended. `cella box` run with a terminal as its stdio must hand the
+    # sandbox none of it.
+    code = PRELUDE + r'''
+import fcntl, termios
+for fd in (0, 1, 2):
+    held(f"fd {fd} is not a terminal", not os.isatty(fd), os.ttyname(fd) if os.isatty(fd) else "")
+    c = ctypes.c_char(b"x")
+    r = sc(16, fd, termios.TIOCSTI, ctypes.byref(c))
+    held(f"TIOCSTI on fd {fd}", r[0] < 0, "pushed a byte")
+try:
+    os.open("/dev/tty", os.O_RDWR)
+    R["/dev/tty"] = "ESCAPED: the caller's terminal is reachable"
+except OSError:
+    R["/dev/tty"] = "held"
+done()
+'''
+    master, slave = pty.openpty()
+    env = dict(os.environ, CELLA_STATE_DIR=state_dir)
+    p = subprocess.Popen([CELLA, "box", "--", "python3", "-c", code], stdin=slave, stdout=slave,
+                         stderr=slave, env=env, start_new_session=True,
+                         preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    p.wait(60)
+    os.close(master)
+    text = out.decode(errors="replace")
+    line = [l for l in text.splitlines() if l.startswith("{")]
+    assert line, text
+    assert_held(json.loads(line[-1]), 7)
