@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from adv import ALICE, BOB, two_tenants
+from adv import ALICE, BOB, PRELUDE, assert_held, two_tenants
 from conftest import CELLA, HANG_LIMIT
 
 SECRET = "alice-secret-" + uuid.uuid4().hex
@@ -68,7 +68,8 @@ def iii(aid):
              ("sandbox::fs::write", {"sandbox_id": aid, "path": "/workspace/x", "content": "x"}),
              ("sandbox::fs::ls", {"sandbox_id": aid, "path": "/workspace"}),
              ("sandbox::stop", {"sandbox_id": aid}),
-             ("sandbox::exec", {"sandbox_id": aid, "tenant_id": "alice", "cmd": "true"})]
+             ("sandbox::exec", {"sandbox_id": aid, "tenant_id": "alice", "cmd": "true"}),
+             ("sandbox::list", {"tenant_id": "alice"})]
     return [("POST", "/v1/trigger", {"function_id": f, "payload": p}) for f, p in calls] + \
            [("POST", "/v1/trigger", {"function_id": "sandbox::exec", "tenant_id": "alice",
                                      "payload": {"sandbox_id": aid, "cmd": "true"}})]
@@ -119,6 +120,13 @@ def refused(status, body):
     return 400 <= status < 500
 
 
+def lists_own(path, body):
+    """A list route answers 200 with the caller's own list (the leak check
+    above is what matters there)."""
+    return path.endswith("?all=1") or (isinstance(body, dict) and
+                                       body.get("function_id") == "sandbox::list")
+
+
 def path_is_mcp(body):
     return isinstance(body, dict) and body.get("jsonrpc") == "2.0"
 
@@ -134,7 +142,7 @@ def test_bob_cannot_reach_alices_things(world):
             asked = path + json.dumps(body)
             if SECRET in text or any(i in text and i not in asked.lower() for i in (aid, gid)):
                 escaped.append(f"{kind} {method} {path}: alice's data in the answer: {text[:300]}")
-            elif not refused(st, b) and not path.endswith("?all=1"):   # there: bob's own list
+            elif not refused(st, b) and not lists_own(path, body):
                 escaped.append(f"{kind} {method} {path}: answered {st}: {text[:300]}")
     assert not escaped, "ESCAPED:\n" + "\n".join(escaped)
     # Alice's things are all still there, untouched.
@@ -251,3 +259,29 @@ def test_an_empty_tokens_file_does_not_open_the_daemon(tmp_path):
         _, err = p.communicate()
         raise AssertionError(f"ESCAPED: the daemon started in open mode: {err[-500:]}")
     assert p.returncode != 0 and "lists no token" in err, (p.returncode, err)
+
+
+def test_a_sandbox_cannot_call_the_daemon(world):
+    # Code in a sandbox holding no token could still try the daemon itself
+    # (open mode on loopback trusts every local caller): its port must be
+    # unreachable on every address of the host.
+    d, aid, _ = world
+    addrs = sorted({"127.0.0.1", d.host} | {a.split("/")[0] for a in subprocess.run(
+        ["ip", "-o", "-4", "addr"], capture_output=True, text=True).stdout.split()
+        if a.count(".") == 3 and "/" in a})
+    code = PRELUDE + """
+import socket
+for a in %r:
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect((a, %d))
+        R[f"daemon at {a}"] = "ESCAPED: connected"
+    except OSError:
+        R[f"daemon at {a}"] = "held"
+done()
+""" % (addrs, d.port)
+    st, b = d.exec(aid, token=ALICE, cmd="python3", args=["-c", code])
+    assert st == 200 and b["exit_code"] == 0, b
+    assert_held(json.loads(b["stdout"].splitlines()[-1]), len(addrs))
+    assert d.get("/healthz")[0] == 200     # while the host reaches it
