@@ -356,3 +356,23 @@ done()
     line = [l for l in text.splitlines() if l.startswith("{")]
     assert line, text
     assert_held(json.loads(line[-1]), 7)
+
+
+def has_cap(n):
+    with open("/proc/self/status") as f:
+        eff = [l for l in f if l.startswith("CapEff:")][0].split()[1]
+    return bool(int(eff, 16) >> n & 1)
+
+
+@pytest.mark.parametrize("hard", ["unlimited", "0"])
+def test_core_limit_is_1_whatever_the_daemons_own(state_dir, hard):
+    # The agent lowers RLIMIT_CORE to 1 itself; from a hard limit of 0 only
+    # the daemon, as root with CAP_SYS_RESOURCE, can raise it (box.c).
+    if hard == "0" and not has_cap(24):
+        pytest.skip("raising a hard limit takes CAP_SYS_RESOURCE, which this root lacks")
+    p = subprocess.run(["sh", "-c", f'ulimit -Sc 0; ulimit -Hc {hard}; exec "$0" box -- python3 -c '
+                        '"import resource; print(resource.getrlimit(resource.RLIMIT_CORE))"',
+                        CELLA], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, CELLA_STATE_DIR=state_dir))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "(1, 1)", f"ESCAPED: RLIMIT_CORE inside is {p.stdout.strip()}"
