@@ -131,6 +131,13 @@ def test_execute_refusals_are_execute_shaped(d):
         b = err(d, "/v1/sandbox/execute", body, status=400, code="S001")
         assert EXEC_KEYS <= set(b) and what in b["error"], b
         assert b["exit_code"] == -1 and b["stdout"] == "" and b["artifacts"] == []
+    # Malformed JSON cannot be read for its session_id: in Flujo's shape,
+    # with the S-code beside it, as docs/api.md says.
+    for prefix in PREFIXES:
+        st, b = d.post(prefix + "/execute", raw='{"code": "1", "session_id": "%s", ' % sid,
+                       token=ALICE)
+        assert st == 400 and b["code"] == "S001" and isinstance(b["error"], str), b
+        assert b["exit_code"] == 1 and b["artifacts"] is None and b["truncated"] is False, b
     # Without a session_id, /execute (either prefix) is Flujo's one-shot run.
     for prefix in PREFIXES:
         st, b = post(d, "/execute", {"code": "print(7)", "language": "python"}, prefix=prefix)
