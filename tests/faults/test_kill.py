@@ -1,0 +1,240 @@
+"""Processes killed half-way: the daemon SIGKILLed mid-exec and mid-upload,
+and a client that goes away mid-upload. After a restart on the same state
+directory the sandboxes are back and usable, and no workspace holds a
+partial file or one of the hidden temporaries (`.cella-*.tmp`) an upload
+writes before its rename.
+
+Covered elsewhere, not repeated here:
+- an agent SIGKILLed mid-exec (the call answers S004, the sandbox is listed
+  `dead` and can be stopped): test_daemon.py::test_sandbox_dying_mid_exec,
+  and for file calls test_files_errors.py::test_calls_on_a_stopped_or_dead_sandbox;
+- an agent SIGKILLed mid-upload (no partial file):
+  test_files.py::test_agent_killed_mid_upload_leaves_no_partial_file;
+- the daemon SIGKILLed between calls (sandboxes, files and environment
+  back after the restart, nothing left running):
+  test_daemon_ops.py::test_sigkill_and_restart_keep_sandboxes_and_files;
+- SIGTERM drains (running calls finish): test_daemon_ops.py::test_sigterm_drains.
+"""
+import http.client
+import json
+import os
+import socket
+import struct
+import threading
+import time
+
+import pytest
+
+from conftest import HANG_LIMIT
+from daemon import Daemon, agent_pids, err_code, wait_until
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def leftovers(state, sid):
+    """Every hidden temporary in a sandbox's workspace, seen from the host."""
+    found = []
+    for root, _, files in os.walk(os.path.join(state, "workspaces", sid)):
+        found += [os.path.join(root, f) for f in files if f.startswith(".cella-")]
+    return found
+
+
+def kill_and_wait(d, agents=None):
+    """SIGKILLs the daemon and waits until its agents and their children are
+    gone (each agent ends when its daemon's socket closes)."""
+    agents = set(agent_pids()) if agents is None else agents
+    d.kill()
+    wait_until(lambda: not (set(agent_pids()) & agents), limit=60)
+
+
+def reset_close(sock):
+    """Closes with a reset, as a crashed client's kernel would."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+
+
+def test_daemon_killed_mid_exec(tmp_path):
+    """Two execs in flight (one plain, one streamed) when the daemon dies:
+    their clients see the connection end, nothing of the commands runs on,
+    and after the restart the sandbox is listed with no exec in flight,
+    runs commands again, and keeps what the commands wrote before."""
+    state = str(tmp_path / "state")
+    cfg = write(tmp_path, "cella.yaml", "pool_size: 0\n")
+    d = Daemon(state_dir=state, config=cfg).start()
+    sid = d.create("shell")
+    before = set(agent_pids())
+    results = []
+
+    def plain():
+        try:
+            results.append(d.exec(sid, argv=["sh", "-c", "echo kept > /workspace/a; sleep 4711"]))
+        except (OSError, ConnectionError) as e:      # the daemon is gone: no answer
+            results.append(e)
+    t = threading.Thread(target=plain)
+    t.start()
+    c = d.conn()
+    c.request("POST", f"/v1/sandboxes/{sid}/exec",
+              body=json.dumps({"argv": ["sh", "-c", "echo up; sleep 4712"]}),
+              headers={"Accept": "text/event-stream"})
+    r = c.getresponse()
+    assert r.status == 200
+    wait_until(lambda: d.get(f"/v1/sandboxes/{sid}")[1]["exec_in_flight"] == 2)
+    wait_until(lambda: os.path.exists(os.path.join(state, "workspaces", sid, "a")))
+    kill_and_wait(d, before)
+    t.join(HANG_LIMIT)
+    assert not t.is_alive() and isinstance(results[0], Exception), results
+    with pytest.raises(http.client.IncompleteRead):   # cut, not hung, and never ended as if whole
+        r.read()
+    c.close()
+    from conftest import host_processes_matching
+    assert host_processes_matching(r"^sleep 471[12]") == []
+
+    d2 = Daemon(state_dir=state, config=cfg).start()
+    try:
+        st, info = d2.get(f"/v1/sandboxes/{sid}")
+        assert st == 200 and info["state"] != "dead" and info["exec_in_flight"] == 0, info
+        st, b = d2.exec(sid, argv=["sh", "-c", "cat /workspace/a; ps -eo comm | grep -c sleep || true"])
+        assert st == 200 and b["stdout"] == "kept\n0\n", b
+        assert d2.delete(f"/v1/sandboxes/{sid}?wait=true")[0] == 200
+    finally:
+        d2.close()
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["length", "chunked"])
+def test_daemon_killed_mid_upload(tmp_path, chunked):
+    """A PUT streaming in when the daemon dies: neither the file nor a
+    temporary is in the workspace, before or after the restart, and the
+    same upload then succeeds. A chunked body has no declared length, so
+    the end of the agent's stdin must never read as the end of the body."""
+    state = str(tmp_path / "state")
+    cfg = write(tmp_path, "cella.yaml", "pool_size: 0\n")
+    d = Daemon(state_dir=state, config=cfg).start()
+    sid = d.create("shell")
+    before = set(agent_pids())
+    sock = socket.create_connection((d.host, d.port))
+    head = f"PUT /v1/sandboxes/{sid}/files/workspace/up.bin HTTP/1.1\r\nHost: localhost\r\n"
+    head += "Transfer-Encoding: chunked\r\n\r\n" if chunked else "Content-Length: 100000000\r\n\r\n"
+    part = b"u" * (1 << 20)
+    sock.sendall(head.encode())
+    for _ in range(4):
+        sock.sendall(b"%x\r\n%s\r\n" % (len(part), part) if chunked else part)
+    # The write is running in the sandbox: a child of the agent (the file
+    # operations run in forks of the agent's own image).
+    wait_until(lambda: set(agent_pids()) - before)
+    time.sleep(0.3)
+    kill_and_wait(d, set(agent_pids()))
+    reset_close(sock)
+    ws = os.path.join(state, "workspaces", sid)
+    assert os.listdir(ws) == [] and leftovers(state, sid) == []
+
+    d2 = Daemon(state_dir=state, config=cfg).start()
+    try:
+        assert os.listdir(ws) == []
+        st, b = d2.request("PUT", f"/v1/sandboxes/{sid}/files/workspace/up.bin", raw=b"whole")
+        assert st == 200, b
+        st, b = d2.exec(sid, argv=["cat", "/workspace/up.bin"])
+        assert b["stdout"] == "whole"
+    finally:
+        d2.close()
+
+
+def batch(n_files=48):
+    """A gateway copy: one archive, written all or nothing (tar-extract
+    atomic=1: every file under a hidden temporary until the last is in)."""
+    files = [{"path": f"batch/f{i}.bin", "content": chr(97 + i % 26) * (1 << 20)}
+             for i in range(n_files)]
+    return json.dumps({"files": files}).encode()
+
+
+BATCH_CFG = "pool_size: 0\nmax_body_bytes: 128M\n"
+
+
+def start_batch(d, session, body):
+    sock = socket.create_connection((d.host, d.port))
+    sock.sendall((f"POST /sessions/default/{session}/copy HTTP/1.1\r\nHost: localhost\r\n"
+                  f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+                 + body)
+    return sock
+
+
+def caught_mid_batch(d, state, sid, session, body, act):
+    """Starts a batch and calls act() while its temporaries are on disk.
+    Returns False when the batch finished before one was seen (a fast
+    machine): the caller tries again."""
+    sock = start_batch(d, session, body)
+    deadline = time.monotonic() + HANG_LIMIT
+    while not leftovers(state, sid):
+        if time.monotonic() > deadline:
+            raise AssertionError("the batch never started")
+        sock.setblocking(False)
+        try:
+            if sock.recv(1 << 16):                    # answered: it finished first
+                sock.close()
+                return False
+        except BlockingIOError:
+            pass
+        time.sleep(0.001)
+    act(sock)
+    return True
+
+
+def test_daemon_killed_mid_batch_write(tmp_path):
+    """Found by this suite: the daemon SIGKILLed while a batch write was
+    half-way left its hidden temporaries (and the directories it made) in
+    the session's workspace for good, since the agent's exit killed the
+    operation outright. The agent now cancels its file operations and waits
+    (a bounded grace) for them to undo what they started before it exits."""
+    state = str(tmp_path / "state")
+    cfg = write(tmp_path, "cella.yaml", BATCH_CFG)
+    d = Daemon(state_dir=state, config=cfg).start()
+    st, b = d.post("/execute", {"code": "print(1)", "session_id": "s1"})
+    assert st == 200, b
+    sid = b["sandbox_id"]
+    body = batch()
+    for _ in range(5):
+        if caught_mid_batch(d, state, sid, "s1", body, lambda sock: kill_and_wait(d)):
+            break
+        st, b = d.post("/bash", {"command": "rm -rf /workspace/batch", "session_id": "s1"})
+    else:
+        pytest.skip("every batch finished before it could be caught half-way")
+    ws = os.path.join(state, "workspaces", sid)
+    assert leftovers(state, sid) == [] and not os.path.exists(os.path.join(ws, "batch"))
+
+    d2 = Daemon(state_dir=state, config=cfg).start()
+    try:
+        st, b = d2.post("/bash", {"command": "ls -A /workspace", "session_id": "s1"})
+        assert st == 200 and b["stdout"] == "artifacts\n", b
+        assert leftovers(state, sid) == []
+    finally:
+        d2.close()
+
+
+def test_client_gone_mid_batch_write(tmp_path):
+    """Found by this suite: a client that went away while its batch write
+    was half-way left the batch's temporaries in the live workspace (the
+    daemon abandoned the operation with SIGKILL). It is now cancelled and
+    undoes itself: nothing of the batch is left."""
+    cfg = write(tmp_path, "cella.yaml", BATCH_CFG)
+    d = Daemon(config=cfg).start()
+    try:
+        st, b = d.post("/execute", {"code": "print(1)", "session_id": "s2"})
+        assert st == 200, b
+        sid = b["sandbox_id"]
+        body = batch()
+        for _ in range(5):
+            if caught_mid_batch(d, d.state_dir, sid, "s2", body, reset_close):
+                break
+            d.post("/bash", {"command": "rm -rf /workspace/batch", "session_id": "s2"})
+        else:
+            pytest.skip("every batch finished before it could be caught half-way")
+        # The session is free again once the abandoned call is over.
+        def clean():
+            st, b = d.post("/bash", {"command": "ls -A /workspace", "session_id": "s2"})
+            return st == 200 and b["stdout"] == "artifacts\n" and not leftovers(d.state_dir, sid)
+        wait_until(clean, limit=60, step=0.2)
+    finally:
+        d.close()
