@@ -43,10 +43,33 @@ def leftovers(state, sid):
     return found
 
 
-def kill_and_wait(d, agents=None):
+def ppid(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("PPid:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+
+
+def own_agents(d):
+    """This daemon's agents and their children: other daemons (other tests,
+    other users of the machine) have agents of their own."""
+    mine, pids = set(), agent_pids()
+    grew = True
+    while grew:
+        new = {p for p in pids if p not in mine and (ppid(p) == d.proc.pid or ppid(p) in mine)}
+        mine |= new
+        grew = bool(new)
+    return mine
+
+
+def kill_and_wait(d):
     """SIGKILLs the daemon and waits until its agents and their children are
     gone (each agent ends when its daemon's socket closes)."""
-    agents = set(agent_pids()) if agents is None else agents
+    agents = own_agents(d)
+    assert agents
     d.kill()
     wait_until(lambda: not (set(agent_pids()) & agents), limit=60)
 
@@ -66,7 +89,6 @@ def test_daemon_killed_mid_exec(tmp_path):
     cfg = write(tmp_path, "cella.yaml", "pool_size: 0\n")
     d = Daemon(state_dir=state, config=cfg).start()
     sid = d.create("shell")
-    before = set(agent_pids())
     results = []
 
     def plain():
@@ -84,7 +106,7 @@ def test_daemon_killed_mid_exec(tmp_path):
     assert r.status == 200
     wait_until(lambda: d.get(f"/v1/sandboxes/{sid}")[1]["exec_in_flight"] == 2)
     wait_until(lambda: os.path.exists(os.path.join(state, "workspaces", sid, "a")))
-    kill_and_wait(d, before)
+    kill_and_wait(d)
     t.join(HANG_LIMIT)
     assert not t.is_alive() and isinstance(results[0], Exception), results
     with pytest.raises(http.client.IncompleteRead):   # cut, not hung, and never ended as if whole
@@ -114,7 +136,7 @@ def test_daemon_killed_mid_upload(tmp_path, chunked):
     cfg = write(tmp_path, "cella.yaml", "pool_size: 0\n")
     d = Daemon(state_dir=state, config=cfg).start()
     sid = d.create("shell")
-    before = set(agent_pids())
+    before = own_agents(d)
     sock = socket.create_connection((d.host, d.port))
     head = f"PUT /v1/sandboxes/{sid}/files/workspace/up.bin HTTP/1.1\r\nHost: localhost\r\n"
     head += "Transfer-Encoding: chunked\r\n\r\n" if chunked else "Content-Length: 100000000\r\n\r\n"
@@ -124,9 +146,9 @@ def test_daemon_killed_mid_upload(tmp_path, chunked):
         sock.sendall(b"%x\r\n%s\r\n" % (len(part), part) if chunked else part)
     # The write is running in the sandbox: a child of the agent (the file
     # operations run in forks of the agent's own image).
-    wait_until(lambda: set(agent_pids()) - before)
+    wait_until(lambda: own_agents(d) - before)
     time.sleep(0.3)
-    kill_and_wait(d, set(agent_pids()))
+    kill_and_wait(d)
     reset_close(sock)
     ws = os.path.join(state, "workspaces", sid)
     assert os.listdir(ws) == [] and leftovers(state, sid) == []
