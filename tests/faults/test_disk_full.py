@@ -68,74 +68,86 @@ def test_state_directory_disk_full(tmp_path, small_disk):
     cfg = tmp_path / "cella.yaml"
     cfg.write_text("pool_size: 0\n")
     env = {"CELLA_REAP_INTERVAL_MS": "200"}
-    d = Daemon(state_dir=state, config=str(cfg), env=env).start()
-    keep = d.create("shell")
-    gone = d.create("shell")
-    st, b = d.exec(keep, argv=["sh", "-c", "echo precious > /workspace/p"])
-    assert st == 200 and b["exit_code"] == 0, b
+    started = []
 
-    st, b = d.exec(keep, argv=["sh", "-c", "head -c 32M /dev/zero > /workspace/big"])
-    assert st == 200 and "No space left" in b["stderr"], b
-    filler = os.path.join(small_disk, "filler")
-    fill(filler)
+    def daemon():
+        x = Daemon(state_dir=state, config=str(cfg), env=env)
+        started.append(x)
+        return x.start()
 
-    # Calls that need room answer clear errors; the daemon stays up.
-    st, b = d.post("/v1/sandboxes", {"image": "shell"})
-    assert st == 500 and err_code(b) == "S300" and "disk is full" in b["error"]["message"], b
-    st, b = d.request("PUT", f"/v1/sandboxes/{keep}/files/workspace/up.bin", raw=b"u" * 300000)
-    assert st == 500 and err_code(b) == "S216" and "No space left" in b["error"]["message"], b
-    st, b = d.post(f"/v1/sandboxes/{keep}/fs/write", {"path": "/workspace/w.txt", "content": "w"})
-    assert st == 500 and err_code(b) == "S216", b
-    st, b = d.post("/execute", {"code": "print(1)", "session_id": "full"})
-    assert st == 500 and b["code"] == "S300", b
-    # Calls that need none work.
-    st, b = d.exec(keep, argv=["cat", "/workspace/p"])
-    assert st == 200 and b["stdout"] == "precious\n", b
-    assert d.get("/healthz")[0] == 200 and d.get("/readyz")[0] == 200
-    assert d.proc.poll() is None
-    # A failed upload leaves nothing behind.
-    st, b = d.exec(keep, argv=["ls", "-A", "/workspace"])
-    assert b["stdout"] == "big\np\n", b
-
-    # A crash and a restart on the full disk: the sandboxes come back.
-    d.kill()
-    d = Daemon(state_dir=state, config=str(cfg), env=env).start()
-    assert live_ids(d) == {keep, gone}
-    st, b = d.exec(keep, argv=["cat", "/workspace/p"])
-    assert st == 200 and b["stdout"] == "precious\n", b
-
-    # Found by this suite: a stop on the full disk answered "stopped" but
-    # its record stayed (SQLite needs room to delete), so the next start
-    # brought the stopped sandbox back with an empty workspace. The delete
-    # is now retried until there is room.
-    assert d.delete(f"/v1/sandboxes/{gone}?wait=true")[0] == 200
-    assert live_ids(d) == {keep}
-
-    # Room again: the daemon recovers by itself.
-    os.unlink(filler)
-    st, b = d.exec(keep, argv=["rm", "/workspace/big"])
-    assert st == 200 and b["exit_code"] == 0, b
-    try:   # a reaper pass (every 200 ms here) retries the delete
-        wait_until(lambda: any(f"event=record_deleted sandbox={gone}" in l for l in d.log),
-                   limit=30)
-    except AssertionError:
-        pass   # asserted below, by what a restart lists
-    fresh = d.create("shell")
-    st, b = d.request("PUT", f"/v1/sandboxes/{fresh}/files/workspace/up.bin", raw=b"u" * 300000)
-    assert st == 200, b
-    d.kill()
-
-    d = Daemon(state_dir=state, config=str(cfg), env=env).start()
     try:
-        assert live_ids(d) == {keep, fresh}
-        st, b = d.exec(fresh, argv=["wc", "-c", "/workspace/up.bin"])
-        assert b["stdout"] == "300000 /workspace/up.bin\n", b
-        # One workspace per live sandbox: the failed creates left none.
-        assert set(os.listdir(os.path.join(state, "workspaces"))) == {keep, fresh}
+        d = daemon()
+        keep = d.create("shell")
+        gone = d.create("shell")
+        st, b = d.exec(keep, argv=["sh", "-c", "echo precious > /workspace/p"])
+        assert st == 200 and b["exit_code"] == 0, b
+
+        st, b = d.exec(keep, argv=["sh", "-c", "head -c 32M /dev/zero > /workspace/big"])
+        assert st == 200 and "No space left" in b["stderr"], b
+        filler = os.path.join(small_disk, "filler")
+        fill(filler)
+
+        # Calls that need room answer clear errors; the daemon stays up.
+        st, b = d.post("/v1/sandboxes", {"image": "shell"})
+        assert st == 500 and err_code(b) == "S300" and "disk is full" in b["error"]["message"], b
+        st, b = d.request("PUT", f"/v1/sandboxes/{keep}/files/workspace/up.bin", raw=b"u" * 300000)
+        assert st == 500 and err_code(b) == "S216" and "No space left" in b["error"]["message"], b
+        st, b = d.post(f"/v1/sandboxes/{keep}/fs/write", {"path": "/workspace/w.txt", "content": "w"})
+        assert st == 500 and err_code(b) == "S216", b
+        st, b = d.post("/execute", {"code": "print(1)", "session_id": "full"})
+        assert st == 500 and b["code"] == "S300", b
+        # Calls that need none work.
+        st, b = d.exec(keep, argv=["cat", "/workspace/p"])
+        assert st == 200 and b["stdout"] == "precious\n", b
+        assert d.get("/healthz")[0] == 200 and d.get("/readyz")[0] == 200
+        assert d.proc.poll() is None
+        # A failed upload leaves nothing behind.
+        st, b = d.exec(keep, argv=["ls", "-A", "/workspace"])
+        assert b["stdout"] == "big\np\n", b
+
+        # A crash and a restart on the full disk: the sandboxes come back.
+        d.kill()
+        d = daemon()
+        assert live_ids(d) == {keep, gone}
+        st, b = d.exec(keep, argv=["cat", "/workspace/p"])
+        assert st == 200 and b["stdout"] == "precious\n", b
+
+        # Found by this suite: a stop on the full disk answered "stopped" but
+        # its record stayed (SQLite needs room to delete), so the next start
+        # brought the stopped sandbox back with an empty workspace. The delete
+        # is now retried until there is room.
+        assert d.delete(f"/v1/sandboxes/{gone}?wait=true")[0] == 200
+        assert live_ids(d) == {keep}
+
+        # Room again: the daemon recovers by itself.
+        os.unlink(filler)
+        st, b = d.exec(keep, argv=["rm", "/workspace/big"])
+        assert st == 200 and b["exit_code"] == 0, b
+        try:   # a reaper pass (every 200 ms here) retries the delete
+            wait_until(lambda: any(f"event=record_deleted sandbox={gone}" in l for l in d.log),
+                       limit=30)
+        except AssertionError:
+            pass   # asserted below, by what a restart lists
+        fresh = d.create("shell")
+        st, b = d.request("PUT", f"/v1/sandboxes/{fresh}/files/workspace/up.bin", raw=b"u" * 300000)
+        assert st == 200, b
+        d.kill()
+
+        d = daemon()
+        try:
+            assert live_ids(d) == {keep, fresh}
+            st, b = d.exec(fresh, argv=["wc", "-c", "/workspace/up.bin"])
+            assert b["stdout"] == "300000 /workspace/up.bin\n", b
+            # One workspace per live sandbox: the failed creates left none.
+            assert set(os.listdir(os.path.join(state, "workspaces"))) == {keep, fresh}
+        finally:
+            d.close()
+        db = sqlite3.connect(os.path.join(state, "cella.db"))
+        try:
+            assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        finally:
+            db.close()
     finally:
-        d.close()
-    db = sqlite3.connect(os.path.join(state, "cella.db"))
-    try:
-        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-    finally:
-        db.close()
+        for x in started:            # a failed assertion must not leave a daemon running
+            if x.proc and x.proc.poll() is None:
+                x.kill()

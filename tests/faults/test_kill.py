@@ -29,6 +29,23 @@ from conftest import HANG_LIMIT
 from daemon import Daemon, agent_pids, err_code, wait_until
 
 
+@pytest.fixture
+def started():
+    """Daemons a test started; any still running when it ends (a failed
+    assertion) is killed, so none outlives the test."""
+    daemons = []
+    yield daemons
+    for x in daemons:
+        if x.proc and x.proc.poll() is None:
+            x.kill()
+
+
+def serve(started, **kw):
+    d = Daemon(**kw)
+    started.append(d)
+    return d.start()
+
+
 def write(tmp_path, name, text):
     p = tmp_path / name
     p.write_text(text)
@@ -80,14 +97,14 @@ def reset_close(sock):
     sock.close()
 
 
-def test_daemon_killed_mid_exec(tmp_path):
+def test_daemon_killed_mid_exec(tmp_path, started):
     """Two execs in flight (one plain, one streamed) when the daemon dies:
     their clients see the connection end, nothing of the commands runs on,
     and after the restart the sandbox is listed with no exec in flight,
     runs commands again, and keeps what the commands wrote before."""
     state = str(tmp_path / "state")
     cfg = write(tmp_path, "cella.yaml", "pool_size: 0\n")
-    d = Daemon(state_dir=state, config=cfg).start()
+    d = serve(started, state_dir=state, config=cfg)
     sid = d.create("shell")
     results = []
 
@@ -115,7 +132,7 @@ def test_daemon_killed_mid_exec(tmp_path):
     from conftest import host_processes_matching
     assert host_processes_matching(r"^sleep 471[12]") == []
 
-    d2 = Daemon(state_dir=state, config=cfg).start()
+    d2 = serve(started, state_dir=state, config=cfg)
     try:
         st, info = d2.get(f"/v1/sandboxes/{sid}")
         assert st == 200 and info["state"] != "dead" and info["exec_in_flight"] == 0, info
@@ -127,14 +144,14 @@ def test_daemon_killed_mid_exec(tmp_path):
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["length", "chunked"])
-def test_daemon_killed_mid_upload(tmp_path, chunked):
+def test_daemon_killed_mid_upload(tmp_path, chunked, started):
     """A PUT streaming in when the daemon dies: neither the file nor a
     temporary is in the workspace, before or after the restart, and the
     same upload then succeeds. A chunked body has no declared length, so
     the end of the agent's stdin must never read as the end of the body."""
     state = str(tmp_path / "state")
     cfg = write(tmp_path, "cella.yaml", "pool_size: 0\n")
-    d = Daemon(state_dir=state, config=cfg).start()
+    d = serve(started, state_dir=state, config=cfg)
     sid = d.create("shell")
     before = own_agents(d)
     sock = socket.create_connection((d.host, d.port))
@@ -153,7 +170,7 @@ def test_daemon_killed_mid_upload(tmp_path, chunked):
     ws = os.path.join(state, "workspaces", sid)
     assert os.listdir(ws) == [] and leftovers(state, sid) == []
 
-    d2 = Daemon(state_dir=state, config=cfg).start()
+    d2 = serve(started, state_dir=state, config=cfg)
     try:
         assert os.listdir(ws) == []
         st, b = d2.request("PUT", f"/v1/sandboxes/{sid}/files/workspace/up.bin", raw=b"whole")
@@ -204,7 +221,7 @@ def caught_mid_batch(d, state, sid, session, body, act):
     return True
 
 
-def test_daemon_killed_mid_batch_write(tmp_path):
+def test_daemon_killed_mid_batch_write(tmp_path, started):
     """Found by this suite: the daemon SIGKILLed while a batch write was
     half-way left its hidden temporaries (and the directories it made) in
     the session's workspace for good, since the agent's exit killed the
@@ -212,7 +229,7 @@ def test_daemon_killed_mid_batch_write(tmp_path):
     (a bounded grace) for them to undo what they started before it exits."""
     state = str(tmp_path / "state")
     cfg = write(tmp_path, "cella.yaml", BATCH_CFG)
-    d = Daemon(state_dir=state, config=cfg).start()
+    d = serve(started, state_dir=state, config=cfg)
     st, b = d.post("/execute", {"code": "print(1)", "session_id": "s1"})
     assert st == 200, b
     sid = b["sandbox_id"]
@@ -226,7 +243,7 @@ def test_daemon_killed_mid_batch_write(tmp_path):
     ws = os.path.join(state, "workspaces", sid)
     assert leftovers(state, sid) == [] and not os.path.exists(os.path.join(ws, "batch"))
 
-    d2 = Daemon(state_dir=state, config=cfg).start()
+    d2 = serve(started, state_dir=state, config=cfg)
     try:
         st, b = d2.post("/bash", {"command": "ls -A /workspace", "session_id": "s1"})
         assert st == 200 and b["stdout"] == "artifacts\n", b
@@ -235,13 +252,13 @@ def test_daemon_killed_mid_batch_write(tmp_path):
         d2.close()
 
 
-def test_client_gone_mid_batch_write(tmp_path):
+def test_client_gone_mid_batch_write(tmp_path, started):
     """Found by this suite: a client that went away while its batch write
     was half-way left the batch's temporaries in the live workspace (the
     daemon abandoned the operation with SIGKILL). It is now cancelled and
     undoes itself: nothing of the batch is left."""
     cfg = write(tmp_path, "cella.yaml", BATCH_CFG)
-    d = Daemon(config=cfg).start()
+    d = serve(started, config=cfg)
     try:
         st, b = d.post("/execute", {"code": "print(1)", "session_id": "s2"})
         assert st == 200, b
@@ -260,3 +277,70 @@ def test_client_gone_mid_batch_write(tmp_path):
         wait_until(clean, limit=60, step=0.2)
     finally:
         d.close()
+
+
+def agent_of_sleep(d, tag):
+    """The host pid of d's agent (a child of the daemon) whose sandbox runs
+    `sleep TAG`."""
+    want = b"sleep\0" + tag.encode() + b"\0"
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and open(f"/proc/{pid}/cmdline", "rb").read() == want:
+                p = int(pid)
+                while p and ppid(p) not in (d.proc.pid, None, 0, 1):
+                    p = ppid(p)
+                if p and ppid(p) == d.proc.pid:
+                    return p
+        except OSError:
+            pass
+
+
+def test_agent_killed_mid_exec_in_every_shape(tmp_path, started):
+    """The plain native exec is test_daemon.py's; here the same death under
+    a streamed exec (the stream's last event is the error), the iii dialect
+    and a gateway session (whose next call gets a new sandbox)."""
+    import signal
+    cfg = write(tmp_path, "cella.yaml", "pool_size: 0\n")
+    d = serve(started, config=cfg)
+    # Streamed.
+    sid = d.create("shell")
+    c = d.conn()
+    c.request("POST", f"/v1/sandboxes/{sid}/exec",
+              body=json.dumps({"argv": ["sh", "-c", "echo up; sleep 4721"]}),
+              headers={"Accept": "text/event-stream"})
+    r = c.getresponse()
+    assert r.status == 200
+    os.kill(wait_until(lambda: agent_of_sleep(d, "4721")), signal.SIGKILL)
+    text = r.read().decode()                      # ends: the stream is closed after the error
+    c.close()
+    events = [e for e in text.split("\n\n") if e.strip() and not e.startswith(":")]
+    assert events[0].startswith("event: stdout") and events[-1].startswith("event: error"), text
+    assert json.loads(events[-1].split("data: ", 1)[1])["error"]["code"] == "S004", text
+    st, info = d.get(f"/v1/sandboxes/{sid}")
+    assert info["state"] == "dead", info
+    assert d.delete(f"/v1/sandboxes/{sid}?wait=true")[0] == 200
+    # iii.
+    sid = d.create("shell")
+    res = []
+    t = threading.Thread(target=lambda: res.append(d.post("/v1/trigger", {
+        "function_id": "sandbox::exec",
+        "payload": {"sandbox_id": sid, "cmd": "sleep", "args": ["4722"]}})))
+    t.start()
+    os.kill(wait_until(lambda: agent_of_sleep(d, "4722")), signal.SIGKILL)
+    t.join(HANG_LIMIT)
+    st, b = res[0]
+    assert st == 410 and b["code"] == "S004" and "agent exited" in b["message"], res
+    st, b = d.post("/v1/trigger", {"function_id": "sandbox::stop", "payload": {"sandbox_id": sid}})
+    assert st == 200 and b["stopped"] is True, b
+    # A gateway session.
+    res = []
+    t = threading.Thread(target=lambda: res.append(
+        d.post("/bash", {"command": "sleep 4723", "session_id": "dies"})))
+    t.start()
+    os.kill(wait_until(lambda: agent_of_sleep(d, "4723")), signal.SIGKILL)
+    t.join(HANG_LIMIT)
+    st, b = res[0]
+    assert st == 410 and b["code"] == "S004" and b["exit_code"] == -1, res
+    st, b2 = d.post("/bash", {"command": "echo again", "session_id": "dies"})
+    assert st == 200 and b2["stdout"] == "again\n" and b2["sandbox_id"] != b["sandbox_id"], b2
+    d.close()
