@@ -209,3 +209,29 @@ def test_a_stuck_sse_client(tmp_path):
         wait_until(lambda: fds(d) <= base_fds, limit=60, step=0.2)
     finally:
         d.close()
+
+
+def test_a_client_that_reads_nothing_is_dropped(tmp_path):
+    """A streamed exec whose client never reads: with output caps large
+    enough that the daemon's sends block (the kernel's socket buffers hold
+    the default 1 MiB a stream), the connection is dropped after 60 s
+    without progress, like any idle one, and the exec's slot is freed: a
+    stuck client cannot hold a sandbox's execs (or spare it from the idle
+    reaper) for ever."""
+    cfg = tmp_path / "cella.yaml"
+    cfg.write_text("pool_size: 0\noutput_limit_bytes: 64M\n")
+    d = Daemon(config=str(cfg)).start()
+    try:
+        sid = d.create("shell")
+        s = start_sse(d, sid, ["sh", "-c", "head -c 60M /dev/zero | tr '\\0' x"])
+        try:
+            time.sleep(1)
+            assert d.get(f"/v1/sandboxes/{sid}")[1]["exec_in_flight"] == 1
+            wait_until(lambda: d.get(f"/v1/sandboxes/{sid}")[1]["exec_in_flight"] == 0,
+                       limit=HANG_LIMIT, step=1)
+        finally:
+            s.close()
+        st, b = d.exec(sid, argv=["echo", "free"])
+        assert st == 200 and b["stdout"] == "free\n", b
+    finally:
+        d.close()
