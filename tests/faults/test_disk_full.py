@@ -18,6 +18,7 @@ import subprocess
 
 import pytest
 
+from conftest import CELLA, HANG_LIMIT
 from daemon import Daemon, err_code, wait_until
 
 
@@ -151,3 +152,18 @@ def test_state_directory_disk_full(tmp_path, small_disk):
         for x in started:            # a failed assertion must not leave a daemon running
             if x.proc and x.proc.poll() is None:
                 x.kill()
+
+
+def test_a_first_start_on_a_full_disk_says_why(tmp_path, small_disk):
+    """No room for the node key or the database: the daemon does not start,
+    says why, and leaves no half-written file for the next start."""
+    fill(os.path.join(small_disk, "filler"))
+    state = os.path.join(small_disk, "state")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CELLA_")}
+    p = subprocess.run([CELLA, "serve", "--listen", "127.0.0.1:0", "--state-dir", state],
+                       capture_output=True, env=env, timeout=HANG_LIMIT, stdin=subprocess.DEVNULL)
+    assert p.returncode == 1 and b"No space left on device" in p.stderr, p.stderr[-500:]
+    left = []
+    for root, _, files in os.walk(state):
+        left += [f for f in files if f.startswith(".")]
+    assert left == [], left
