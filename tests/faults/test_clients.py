@@ -13,6 +13,7 @@ drain (test_daemon_ops.py::test_drain_timeout_ends_a_drain_held_by_a_slow_downlo
 import json
 import os
 import resource
+import signal
 import socket
 import subprocess
 import time
@@ -234,4 +235,22 @@ def test_a_client_that_reads_nothing_is_dropped(tmp_path):
         st, b = d.exec(sid, argv=["echo", "free"])
         assert st == 200 and b["stdout"] == "free\n", b
     finally:
+        d.close()
+
+
+def test_idle_connections_do_not_hold_a_drain(tmp_path):
+    """SIGTERM waits for running calls, not for idle keep-alive connections."""
+    cfg = tmp_path / "cella.yaml"
+    cfg.write_text("pool_size: 0\nmax_connections: 1024\nmax_connections_per_ip: 1024\n")
+    d = Daemon(config=str(cfg)).start()
+    socks, answers = keepalive_healthz(d, 500)
+    try:
+        assert all(a.startswith(b"HTTP/1.1 200") for a in answers)
+        t0 = time.monotonic()
+        d.proc.send_signal(signal.SIGTERM)
+        assert d.proc.wait(HANG_LIMIT) == 0
+        assert time.monotonic() - t0 < HANG_LIMIT / 2
+    finally:
+        for s in socks:
+            s.close()
         d.close()
