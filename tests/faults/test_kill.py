@@ -316,8 +316,7 @@ def test_agent_killed_mid_exec_in_every_shape(tmp_path, started):
     events = [e for e in text.split("\n\n") if e.strip() and not e.startswith(":")]
     assert events[0].startswith("event: stdout") and events[-1].startswith("event: error"), text
     assert json.loads(events[-1].split("data: ", 1)[1])["error"]["code"] == "S004", text
-    st, info = d.get(f"/v1/sandboxes/{sid}")
-    assert info["state"] == "dead", info
+    wait_until(lambda: d.get(f"/v1/sandboxes/{sid}")[1]["state"] == "dead")
     assert d.delete(f"/v1/sandboxes/{sid}?wait=true")[0] == 200
     # iii.
     sid = d.create("shell")
