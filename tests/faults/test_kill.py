@@ -130,7 +130,8 @@ def test_daemon_killed_mid_exec(tmp_path, started):
         r.read()
     c.close()
     from conftest import host_processes_matching
-    assert host_processes_matching(r"^sleep 471[12]") == []
+    # Nothing of the commands runs on (they die with their sandbox's PID 1).
+    wait_until(lambda: host_processes_matching(r"^sleep 471[12] ") == [], limit=60)
 
     d2 = serve(started, state_dir=state, config=cfg)
     try:
