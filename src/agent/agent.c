@@ -40,6 +40,17 @@ void agent_send_error(agent *a, uint32_t id, uint32_t code, const char *fmt, ...
     proto_end_frame(&a->out, mark);
 }
 
+/* The parent is gone: so is the sandbox, once PID 1 exits. Its file
+ * operations are cancelled and waited for first (exec.c): the kernel's
+ * SIGKILL to everything left would cut an upload half-way, and what it had
+ * not undone would stay in /workspace, which outlives a daemon restart. */
+__attribute__((noreturn)) static void parent_gone(agent *a)
+{
+    if (a->sigfd >= 0)
+        agent_exec_parent_gone(a);
+    _exit(0);
+}
+
 /* Sends what is queued. Non-blocking in the loop; blocking (bounded: a
  * parent that stops reading must not hold a dying agent forever) before the
  * loop starts and before exiting. */
@@ -62,7 +73,7 @@ static void flush(agent *a, bool block)
             continue;
         }
         if (w <= 0)
-            _exit(0);      /* the parent is gone: so is the sandbox */
+            parent_gone(a);
         cbuf_consume(&a->out, (size_t)w);
     }
 }
@@ -145,7 +156,7 @@ static void read_socket(agent *a)
         if (r < 0 && errno == EAGAIN)
             break;
         if (r <= 0)
-            _exit(0);      /* the parent is gone: so is the sandbox */
+            parent_gone(a);
         cbuf_commit(&a->in, (size_t)r);
     }
     for (;;) {

@@ -20,6 +20,10 @@
 /* After a command exits, how long to wait for background processes that still
  * hold its output pipes before answering anyway. */
 #define AGENT_DRAIN_GRACE_MS 100
+/* How long a cancelled file operation (SIGTERM) has to undo what it
+ * started before it is killed, and how often the SIGTERM is repeated. */
+#define AGENT_CANCEL_GRACE_MS 2000
+#define AGENT_CANCEL_REPEAT_MS 50
 /* Stdin the parent may have in flight for one command (it keeps to its window). */
 #define AGENT_STDIN_MAX (1u << 20)
 
@@ -48,6 +52,9 @@ typedef struct agent_exec {
     int status;
     struct rusage ru;
     int64_t end_ns;
+    bool builtin;             /* a file operation (EXEC_BUILTIN), cancelled, not killed */
+    int64_t cancel_ns;        /* when it was first told to cancel; 0: never */
+    int64_t cancel_sent_ns;   /* the last SIGTERM */
 } agent_exec;
 
 typedef struct agent {
@@ -83,6 +90,9 @@ void agent_exec_pump(agent *a, agent_exec *e, int stream);
 void agent_exec_started(agent *a, int slot);
 void agent_exec_write_stdin(agent *a, agent_exec *e);
 void agent_reap(agent *a);
+/* The parent is gone: ends every command and file operation (the latter
+ * cancelled, with a bounded grace) and reaps them. Call before exiting. */
+void agent_exec_parent_gone(agent *a);
 /* Timeouts and completion of the exec in a slot (which it may free); returns
  * the ms until it next needs a look (-1: none). */
 int agent_exec_tick(agent *a, int slot, int64_t now);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -297,6 +299,7 @@ void agent_exec_start(agent *a, uint32_t id, const uint8_t *payload, size_t n)
     e->cap[1] = req.stdout_cap;
     e->cap[2] = req.stderr_cap;
     e->windowed = req.flags & EXEC_OUTPUT_WINDOW;
+    e->builtin = req.flags & EXEC_BUILTIN;
     /* Start failures name the program; write-exec's is its fifth word. */
     bool write_exec = (req.flags & EXEC_BUILTIN) && !strcmp(req.argv[0], "write-exec") &&
                       cella_strv_len(req.argv) > 4;
@@ -424,6 +427,28 @@ void agent_exec_stdin(agent *a, uint32_t id, uint16_t flags, const uint8_t *p, s
     agent_exec_write_stdin(a, e);
 }
 
+/* A file operation killed outright would leave behind what it had not
+ * yet undone: an atomic batch's hidden temporaries, named in the
+ * workspace until its renames (fs_tar_extract.c). SIGTERM makes it fail
+ * through its clean-up instead (fs_read_in); it is repeated, since one that
+ * lands just before a blocking read is only seen at the next. Past
+ * AGENT_CANCEL_GRACE_MS it is killed all the same. */
+static void cancel(agent_exec *e, int64_t now)
+{
+    if (e->reaped)
+        return;
+    if (!e->cancel_ns)
+        e->cancel_ns = now;
+    if (now - e->cancel_ns >= (int64_t)AGENT_CANCEL_GRACE_MS * 1000000) {
+        kill(e->pid, SIGKILL);
+        return;
+    }
+    if (e->cancel_sent_ns && now - e->cancel_sent_ns < (int64_t)AGENT_CANCEL_REPEAT_MS * 1000000)
+        return;
+    e->cancel_sent_ns = now;
+    kill(e->pid, SIGTERM);
+}
+
 void agent_exec_signal(agent *a, uint32_t id, const uint8_t *p, size_t n)
 {
     agent_exec *e = agent_exec_find(a, id);
@@ -432,6 +457,13 @@ void agent_exec_signal(agent *a, uint32_t id, const uint8_t *p, size_t n)
     uint32_t sig = wire_get_u32(&r);
     if (!e || e->reaped || !wire_rd_done(&r) || sig == 0 || sig >= _NSIG)
         return;
+    if (e->builtin && sig == SIGKILL) {
+        /* The parent abandons a file operation (its client went away):
+         * cancel it, so that it can undo what it started, and kill it
+         * only if it does not end within the grace (agent_exec_tick). */
+        cancel(e, clock_now_ns());
+        return;
+    }
     if (kill(-e->pid, (int)sig) < 0)
         kill(e->pid, (int)sig);
 }
@@ -569,6 +601,10 @@ int agent_exec_tick(agent *a, int slot, int64_t now)
         kill(-e->pid, SIGKILL);
         kill(e->pid, SIGKILL);
     }
+    if (e->cancel_ns && !e->reaped) {
+        cancel(e, now);
+        return AGENT_CANCEL_REPEAT_MS;
+    }
     if (!e->reaped || e->fd[EXEC_REPORT] >= 0)
         return e->deadline_ns && !e->timed_out && !e->reaped ? ms_until(e->deadline_ns, now) : -1;
     if (e->fd[1] >= 0 || e->fd[2] >= 0) {
@@ -586,4 +622,43 @@ int agent_exec_tick(agent *a, int slot, int64_t now)
     }
     finish(a, slot);
     return -1;
+}
+
+void agent_exec_parent_gone(agent *a)
+{
+    /* Nobody reads their output any more: an operation blocked writing it
+     * (a download) meets EPIPE and ends. Stdin stays open until each is
+     * gone: EOF would read as the end of a body of unknown length and
+     * commit what had come so far. */
+    for (int i = 0; i < AGENT_MAX_EXECS; i++) {
+        agent_exec *e = a->execs[i];
+        if (!e)
+            continue;
+        close_fd(e, 1);
+        close_fd(e, 2);
+        if (!e->reaped && !e->builtin) {
+            kill(-e->pid, SIGKILL);
+            kill(e->pid, SIGKILL);
+        }
+    }
+    for (;;) {
+        agent_reap(a);
+        int64_t now = clock_now_ns();
+        bool left = false;
+        for (int i = 0; i < AGENT_MAX_EXECS; i++) {
+            agent_exec *e = a->execs[i];
+            if (e && !e->reaped && e->builtin) {
+                cancel(e, now);   /* a SIGKILL once the grace is over */
+                left = true;
+            }
+        }
+        if (!left)
+            break;
+        struct pollfd p = {.fd = a->sigfd, .events = POLLIN};
+        if (poll(&p, 1, AGENT_CANCEL_REPEAT_MS) > 0) {
+            struct signalfd_siginfo si;
+            while (read(a->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+                ;
+        }
+    }
 }

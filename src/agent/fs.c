@@ -208,12 +208,35 @@ char *fs_abs(const char *path)
     return cella_asprintf("%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", path);
 }
 
+volatile sig_atomic_t fs_cancelled;
+
+static void on_cancel(int sig)
+{
+    (void)sig;
+    fs_cancelled = 1;
+}
+
+ssize_t fs_read_in(int fd, void *buf, size_t n)
+{
+    for (;;) {
+        /* A SIGTERM just before read() is not lost for good: the agent
+         * repeats it until the operation is gone (exec.c). */
+        if (fs_cancelled) {
+            errno = ECANCELED;
+            return -1;
+        }
+        ssize_t k = read(fd, buf, n);
+        if (k >= 0 || errno != EINTR)
+            return k;
+    }
+}
+
 int fs_stdout(const void *p, size_t n)
 {
     const char *c = p;
     while (n) {
         ssize_t w = write(1, c, n);
-        if (w < 0 && errno == EINTR)
+        if (w < 0 && errno == EINTR && !fs_cancelled)
             continue;
         if (w <= 0)
             return -1;
@@ -299,6 +322,12 @@ int agent_fs_main(char *const argv[])
     /* EFBIG from a write past the quota, not a signal that kills us. */
     signal(SIGXFSZ, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
+    /* SIGTERM cancels: a blocked read or write returns EINTR (no
+     * SA_RESTART) and the operation fails through its own clean-up. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_cancel;
+    sigaction(SIGTERM, &sa, NULL);
     if (!argv[0])
         return fs_fail(BUILTIN_USAGE, "no file operation named");
     for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {

@@ -18,6 +18,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -135,6 +136,13 @@ int fs_rm_tree(int fd, const char *path, int depth);
 DIR *fs_open_level(int fd, const char *what, const char *path, int depth, int *rc);
 /* Writes all of p to fd 1 (stdout). -1 on failure. */
 int fs_stdout(const void *p, size_t n);
+/* Set by SIGTERM: the agent cancels a file operation (its caller went
+ * away, or the daemon died) instead of killing it, so that it can undo
+ * what it started (a batch's hidden temporaries). */
+extern volatile sig_atomic_t fs_cancelled;
+/* read(2) of a request body that ends, -1 with ECANCELED, once the
+ * operation is cancelled; EINTR is retried otherwise. */
+ssize_t fs_read_in(int fd, void *buf, size_t n);
 /* The names in the directory d but "." and "..", sorted bytewise (so a
  * walk comes out in the same order every time); *count gets how many.
  * Free them with fs_free_names. */

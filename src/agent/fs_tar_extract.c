@@ -109,11 +109,8 @@ typedef struct tar_x {
 
 static ssize_t read_stdin(void *ctx, void *buf, size_t n)
 {
-    for (;;) {
-        ssize_t k = read(0, buf, n);
-        if (k >= 0 || errno != EINTR)
-            return k;
-    }
+    (void)ctx;
+    return fs_read_in(0, buf, n);
 }
 
 static int reader_fail(tar_x *x, int st)

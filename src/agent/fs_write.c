@@ -144,9 +144,7 @@ static int copy_in(int out, int in_fd, const void *data, size_t n, fsq *q, const
     }
     static char buf[256 << 10];
     for (;;) {
-        ssize_t got = read(in_fd, buf, sizeof(buf));
-        if (got < 0 && errno == EINTR)
-            continue;
+        ssize_t got = fs_read_in(in_fd, buf, sizeof(buf));
         if (got < 0)
             return fs_fail_errno(errno, "write", path);
         if (got == 0)

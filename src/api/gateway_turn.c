@@ -30,7 +30,21 @@ typedef struct turn {
 } turn;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t freed = PTHREAD_COND_INITIALIZER;
+/* On CLOCK_MONOTONIC (cond_init): a wait's end is an absolute time, and
+ * on the default clock, the wall clock, a step back (NTP, an operator's
+ * `date -s`) while a call waited stretched the wait by the step, past the
+ * call's own timeout, since nothing checked the deadline meanwhile. */
+static pthread_cond_t freed;
+static pthread_once_t freed_once = PTHREAD_ONCE_INIT;
+
+static void cond_init(void)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&freed, &ca);
+    pthread_condattr_destroy(&ca);
+}
 static turn *turns;
 static size_t n_turns, cap_turns;
 
@@ -77,6 +91,7 @@ static bool client_gone(int fd)
 
 int gw_turn_take(http_ctx *c, const char *tenant, const char *sid, int64_t deadline_ns)
 {
+    pthread_once(&freed_once, cond_init);
     pthread_mutex_lock(&mu);
     turn *t = find(tenant, sid, true);
     while (t->busy) {
@@ -86,10 +101,8 @@ int gw_turn_take(http_ctx *c, const char *tenant, const char *sid, int64_t deadl
             return -1;
         }
         t->waiters++;
-        /* The condition variable's clock is the wall clock; the deadline
-         * is monotonic, checked above: a clock step costs one slice. */
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
         ts.tv_nsec += TURN_SLICE_MS * 1000000L;
         if (ts.tv_nsec >= 1000000000L) {
             ts.tv_sec++;
@@ -107,6 +120,7 @@ int gw_turn_take(http_ctx *c, const char *tenant, const char *sid, int64_t deadl
 
 void gw_turn_give(const char *tenant, const char *sid)
 {
+    pthread_once(&freed_once, cond_init);
     pthread_mutex_lock(&mu);
     turn *t = find(tenant, sid, false);
     if (t) {

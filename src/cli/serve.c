@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "api/flujo.h"
@@ -74,6 +75,44 @@ typedef struct serve_flags {
     long pool_size;
     int verbosity;
 } serve_flags;
+
+/* Open files: one per connection (each a thread) and a handful per
+ * sandbox (its socket, pidfd, workspace, cgroup files) and per call. The
+ * soft limit is often 1024 (systemd's default) under a far higher hard
+ * one, and max_connections past it made accept() fail with EMFILE: new
+ * connections waited in the backlog until they timed out, the listener
+ * spun, and creates failed for want of a descriptor. So the soft limit is
+ * raised to the hard one; a max_connections even that cannot carry is
+ * refused at start, naming the numbers, and one that leaves too little
+ * for the sandboxes is warned about. */
+static int raise_nofile(const cella_config *cfg, cella_err *err)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return cella_err_set(err, errno, "getrlimit(RLIMIT_NOFILE)");
+    if (rl.rlim_cur != rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            return cella_err_set(err, errno, "raise the open-files limit to %llu",
+                                 (unsigned long long)rl.rlim_max);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    uint64_t conns = (uint64_t)cfg->max_connections + 64;
+    uint64_t boxes = 16 * ((uint64_t)cfg->max_concurrent_sandboxes + cfg->gateway_max_sessions +
+                           cfg->pool_size);
+    if (rl.rlim_cur < conns)
+        return cella_err_set(err, 0,
+                             "max_connections %u needs about %llu open files, but the limit "
+                             "is %llu (ulimit -n): raise it, or lower max_connections",
+                             cfg->max_connections, (unsigned long long)conns,
+                             (unsigned long long)rl.rlim_cur);
+    if (rl.rlim_cur < conns + boxes)
+        log_warn("the open-files limit (%llu) is below what max_connections and the sandbox caps "
+                 "may use at once (about %llu): raise it (ulimit -n)",
+                 (unsigned long long)rl.rlim_cur, (unsigned long long)(conns + boxes));
+    return 0;
+}
 
 static int parse_flags(int argc, char **argv, serve_flags *f)
 {
@@ -152,6 +191,8 @@ int cli_serve_main(int argc, char **argv)
     if (f.pool_size >= 0)
         cfg.pool_size = (uint32_t)f.pool_size;
     if (config_validate(&cfg, &err) < 0)
+        goto fail;
+    if (raise_nofile(&cfg, &err) < 0)
         goto fail;
     if (cfg.tokens_file && tokens_load_file(&tokens, cfg.tokens_file, &err) < 0)
         goto fail;

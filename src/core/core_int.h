@@ -64,6 +64,11 @@ struct core {
     size_t n, cap;
     tombstone tomb[CORE_TOMBSTONES];
     size_t tomb_next;
+    /* Stopped sandboxes whose record could not be deleted (the state
+     * directory's disk full, say): retried every reaper pass and at close,
+     * or the next start would bring them back. Under mu. */
+    char (*undeleted)[CELLA_ID_LEN + 1];
+    size_t n_undeleted, cap_undeleted;
     bool ready, draining, closing;
     unsigned execs_running;
     /* Creates past the cap check, not yet registered: their tenants (for

@@ -185,8 +185,45 @@ static void teardown(core *c, sandbox *s)
     s->b = NULL;
     s->ws_fd = -1;
     cella_err err;
-    if (s->persisted && store_delete(c->st, s->id.str, &err) < 0)
-        log_error("sandbox %s: %s", s->id.str, err.msg);
+    if (s->persisted && store_delete(c->st, s->id.str, &err) < 0) {
+        log_error("sandbox %s: its record stays until it can be deleted: %s", s->id.str, err.msg);
+        pthread_mutex_lock(&c->mu);
+        if (c->n_undeleted == c->cap_undeleted) {
+            c->cap_undeleted = c->cap_undeleted ? c->cap_undeleted * 2 : 8;
+            c->undeleted = cella_realloc(c->undeleted, c->cap_undeleted * sizeof(*c->undeleted));
+        }
+        snprintf(c->undeleted[c->n_undeleted++], CELLA_ID_LEN + 1, "%s", s->id.str);
+        pthread_mutex_unlock(&c->mu);
+    }
+}
+
+/* A stop answered "stopped" even when its record could not be deleted
+ * (SQLite needs room in the state directory even to delete): the sandbox
+ * is gone, but its record would restart it at the next start, with an
+ * empty workspace. Such deletes are tried again here, until the disk has
+ * room; a daemon killed before that still brings them back. */
+static void retry_deletes(core *c)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t n = c->n_undeleted;
+    char (*v)[CELLA_ID_LEN + 1] = cella_calloc(n ? n : 1, sizeof(*v));
+    if (n)
+        memcpy(v, c->undeleted, n * sizeof(*v));
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < n; i++) {
+        cella_err err;
+        if (store_delete(c->st, v[i], &err) < 0)
+            continue;
+        log_info("event=record_deleted sandbox=%s", v[i]);
+        pthread_mutex_lock(&c->mu);
+        for (size_t k = 0; k < c->n_undeleted; k++)
+            if (!strcmp(c->undeleted[k], v[i])) {
+                memmove(c->undeleted[k], c->undeleted[--c->n_undeleted], sizeof(v[0]));
+                break;
+            }
+        pthread_mutex_unlock(&c->mu);
+    }
+    cella_free(v);
 }
 
 static void registry_add(core *c, sandbox *s)
@@ -703,6 +740,7 @@ static void *reaper_main(void *arg)
         pthread_mutex_unlock(&c->mu);
         reap_once(c);
         persist_use(c);
+        retry_deletes(c);
         pthread_mutex_lock(&c->mu);
     }
     pthread_mutex_unlock(&c->mu);
@@ -880,8 +918,11 @@ void core_close(core *c)
     pthread_mutex_unlock(&c->mu);
     /* The rest keep their records (their last use written now) and
      * workspaces for the next start; only their processes end. */
-    if (c->st)
+    if (c->st) {
         persist_use(c);
+        retry_deletes(c);
+    }
+    cella_free(c->undeleted);
     for (size_t i = 0; i < c->n; i++) {
         sandbox *s = c->v[i];
         mux_detach(s->mux);
