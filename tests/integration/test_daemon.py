@@ -3,6 +3,7 @@ loopback port, real sandboxes, every route and the errors it can give."""
 import base64
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -283,6 +284,49 @@ def test_sse_timeout_and_errors(d, sid):
     c, r = stream(d, sid, cmd="")
     assert r.status == 400 and err_code(json.loads(r.read())) == "S001"
     c.close()
+
+
+def test_a_streamed_exec_frees_its_slot_before_its_last_event(d, sid):
+    """Once a client has read a streamed exec's `exit` event, the exec holds
+    none of the sandbox's slots: a client going on at once on another
+    connection (as a pooled client does) finds it free. It was held until
+    the daemon freed the response, after the stream's end had gone out, so
+    bench/load saw the fourth of four execs sent at once right after a
+    streamed one refused S003. Raw sockets, both connected up front, so
+    that the second request follows the event as closely as it can."""
+    a = socket.create_connection((d.host, d.port))
+    b = socket.create_connection((d.host, d.port))
+    for s in (a, b):
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.settimeout(HANG_LIMIT)
+    body = json.dumps({"argv": ["true"]}).encode()
+    sse = (b"POST /v1/sandboxes/%s/exec HTTP/1.1\r\nHost: localhost\r\n"
+           b"Accept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s"
+           % (sid.encode(), len(body), body))
+    get = b"GET /v1/sandboxes/%s HTTP/1.1\r\nHost: localhost\r\n\r\n" % sid.encode()
+
+    def until(s, buf, marker):
+        while marker not in buf:
+            got = s.recv(65536)
+            assert got, "the daemon closed the connection"
+            buf += got
+        return buf
+
+    held = []
+    for i in range(100):
+        a.sendall(sse)
+        buf = until(a, until(a, b"", b"event: exit"), b"}\n\n")
+        b.sendall(get)
+        head, _, rest = until(b, b"", b"\r\n\r\n").partition(b"\r\n\r\n")
+        n = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+        while len(rest) < n:
+            rest += b.recv(65536)
+        if json.loads(rest)["exec_in_flight"]:
+            held.append(i)
+        until(a, buf, b"\r\n0\r\n\r\n")
+    a.close()
+    b.close()
+    assert not held, f"a finished streamed exec still held its slot {len(held)} times in 100"
 
 
 def test_a_client_that_goes_away_kills_its_command(d, sid):
