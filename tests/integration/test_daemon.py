@@ -467,6 +467,48 @@ def test_fifty_parallel_clients(d):
         d.delete(f"/v1/sandboxes/{s}")
 
 
+def heap_arenas(pid):
+    """glibc's malloc arenas besides the main one: each is a 64 MiB aligned
+    anonymous reservation, its used part read-write and the rest PROT_NONE
+    (ASan's allocator has none)."""
+    regions = []
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            parts = line.split()
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            regions.append((lo, hi, parts[1], parts[5] if len(parts) > 5 else ""))
+    size, n = 64 << 20, 0
+    for i, (lo, hi, perm, path) in enumerate(regions):
+        if path or lo % size or perm != "rw-p":
+            continue
+        if i + 1 < len(regions) and regions[i + 1][:1] == (hi,) and \
+                regions[i + 1][2] == "---p" and not regions[i + 1][3]:
+            hi = regions[i + 1][1]
+        n += hi - lo == size
+    return n
+
+
+def test_malloc_arenas_stay_few_with_many_connections(d):
+    """A thread per connection, and glibc gives threads up to 8 arenas per
+    CPU, each keeping what was freed in it: bench/load saw the daemon's idle
+    RSS climb by 15 MiB over a minute on 2 CPUs (16 arenas), and stay flat
+    with one. The daemon caps them at 4 (3 besides the main one)."""
+    conns = []
+    try:
+        for _ in range(48):
+            c = d.conn()
+            c.request("GET", "/v1/sandboxes")
+            r = c.getresponse()
+            r.read()
+            assert r.status == 200
+            conns.append(c)
+        n = heap_arenas(d.proc.pid)
+    finally:
+        for c in conns:
+            c.close()
+    assert n <= 3, f"{n} malloc arenas besides the main one"
+
+
 def test_metrics(d):
     st, text = d.get("/metrics")
     assert st == 200
