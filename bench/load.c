@@ -5,8 +5,12 @@
  * fourth cycle six execs at once on new connections (four may run), the
  * file operations (mkdir, write, read, ls, grep, stat, glob, and a read of a
  * missing file, which must answer its own error), a 64 KiB upload and its
- * download through /files/, every fourth cycle an exec whose client hangs
- * up mid-call, the stop, and a one-shot /v1/run. It reports
+ * download through /files/, then in turn clients that hang up part-way (an
+ * exec; an upload cut short, whose file must never appear; a 4 MiB download
+ * and an endless SSE stream read for a moment), the stop (every fourth with
+ * an exec in flight on another connection, which must answer S004 or S002),
+ * and a one-shot /v1/run. Defaults: 16 clients for 60 s in 3 rounds, after
+ * a 5 s warm-up. It reports
  *
  *   - every call's latency (p50, p90, p99, max) and the throughput, against
  *     the bare fork+exec rate of /bin/true by the same threads, measured in
@@ -25,7 +29,7 @@
  *
  *   cella-bench-load [--cella PATH] [--clients N] [--seconds S] [--warmup S]
  *                    [--ref-seconds S] [--rounds N] [--cap N] [--fd-slack N]
- *                    [--write FILE]
+ *                    [--hook CMD] [--write FILE]
  *
  * CTest runs it short (bench_load_smoke): it asserts on errors and growth,
  * never on speed. */
@@ -70,7 +74,7 @@ static const char *const op_name[OP_N] = {
     "`POST .../fs/ls`",
     "`POST .../fs/grep`",
     "`POST .../fs/mkdir`, `stat`, `glob`",
-    "`POST .../fs/read`, missing file (404)",
+    "`POST .../fs/read` or `stat`, missing file (404)",
     "`PUT .../files/...`, 64 KiB",
     "`GET .../files/...`, 64 KiB",
     "`DELETE /v1/sandboxes/{id}`",
@@ -993,6 +997,21 @@ static bool stop_daemon(bench_daemon *d)
     return ok;
 }
 
+/* --hook CMD: run by sh on the idle daemon after each round, with
+ * CELLA_DAEMON_PID, CELLA_DAEMON_DIR (its serve.log is there) and
+ * CELLA_ROUND set, e.g. to have gdb dump its heap's statistics. */
+static void run_hook(const char *cmd, const bench_daemon *d, int round)
+{
+    char v[32];
+    snprintf(v, sizeof(v), "%d", (int)d->pid);
+    setenv("CELLA_DAEMON_PID", v, 1);
+    setenv("CELLA_DAEMON_DIR", d->dir, 1);
+    snprintf(v, sizeof(v), "%d", round);
+    setenv("CELLA_ROUND", v, 1);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench: the hook failed: %s\n", cmd);
+}
+
 /* ---- the report --------------------------------------------------------------------- */
 
 static size_t add(char *b, size_t off, size_t cap, const char *fmt, ...)
@@ -1024,7 +1043,7 @@ static size_t snap_row(char *b, size_t off, size_t cap, const char *what, const 
 
 int main(int argc, char **argv)
 {
-    const char *cella = "./build/cella", *out = NULL;
+    const char *cella = "./build/cella", *out = NULL, *hook = NULL;
     int clients = 16, cap = 0, fd_slack = 4, rounds = 3;
     double secs = 60, warmup = 5, ref_secs = 5;
     for (int i = 1; i < argc; i++) {
@@ -1046,10 +1065,13 @@ int main(int argc, char **argv)
             fd_slack = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--write") && i + 1 < argc)
             out = argv[++i];
+        else if (!strcmp(argv[i], "--hook") && i + 1 < argc)
+            hook = argv[++i];
         else {
             fprintf(stderr,
                     "usage: %s [--cella PATH] [--clients N] [--seconds S] [--warmup S] "
-                    "[--ref-seconds S] [--rounds N] [--cap N] [--fd-slack N] [--write FILE]\n",
+                    "[--ref-seconds S] [--rounds N] [--cap N] [--fd-slack N] [--hook CMD] "
+                    "[--write FILE]\n",
                     argv[0]);
             return 2;
         }
@@ -1101,6 +1123,8 @@ int main(int argc, char **argv)
         idle = settle(&d, &mon, &sn[2 + r]) && idle;
         fprintf(stderr, "bench: after round %d: %d fds, %d threads, %ld KiB RSS\n", r + 1,
                 sn[2 + r].fds, sn[2 + r].threads, sn[2 + r].rss_kb);
+        if (hook)
+            run_hook(hook, &d, r + 1);
     }
     conn_close(&mon);
     free(mon.buf);
