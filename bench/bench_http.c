@@ -100,14 +100,28 @@ void bench_daemon_stop(bench_daemon *d)
 
 /* ---- the client --------------------------------------------------------------- */
 
-int http_connect(void)
+int http_try_connect(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+int http_connect(void)
+{
+    int fd = http_try_connect();
+    if (fd < 0)
         die("connect");
     return fd;
 }

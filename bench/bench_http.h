@@ -24,6 +24,8 @@ void bench_daemon_stop(bench_daemon *d);
 
 /* A new connection to the daemon, with TCP_NODELAY (requests are one write). */
 int http_connect(void);
+/* As http_connect, but -1 (errno set) where http_connect would exit. */
+int http_try_connect(void);
 /* Sends one request with body (may be NULL) and reads the answer. Returns
  * the status; out (may be NULL) gets up to cap-1 bytes of the body. */
 int http_call(int fd, const char *method, const char *path, const char *body, char *out,

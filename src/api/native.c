@@ -442,6 +442,13 @@ static ssize_t sse_read(void *arg, char *buf, size_t max)
                 core_exec_result_free(&res);
             }
             st->finished = true;
+            /* The exec's slot goes now, before the client can read the
+             * last event: held until MHD frees the response (after the
+             * stream's end is sent), a client that went on at once on
+             * another connection found it still taken, and a fourth
+             * concurrent exec was refused S003 (found by bench/load). */
+            core_exec_end(st->x);
+            st->x = NULL;
         } else if (f == 0) {
             cbuf_append(&st->out, ": keep-alive\n\n", 14);
         }
