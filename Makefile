@@ -38,10 +38,11 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	@sh scripts/deps.sh fuzz
 	@cmake --preset fuzz >/dev/null
-	@cmake --build --preset fuzz --target fuzz_proto fuzz_args fuzz_text fuzz_config fuzz_http fuzz_glob fuzz_tar
-	@for t in proto args text config http glob tar; do \
+	@cmake --build --preset fuzz --target fuzz_proto fuzz_args fuzz_text fuzz_config fuzz_http fuzz_glob fuzz_tar fuzz_code_parse
+	@for t in proto args text config http glob tar code_parse; do \
 	  mkdir -p build-fuzz/corpus/$$t; \
 	  ./build-fuzz/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    $$([ -f fuzz/$$t.dict ] && echo -dict=fuzz/$$t.dict) \
 	    build-fuzz/corpus/$$t fuzz/corpus/$$t || exit 1; \
 	done
 

@@ -35,10 +35,10 @@
     X(COLON, ":") X(COMMA, ",") X(SEMI, ";") X(DOT, ".") X(ELLIPSIS, "...") \
     X(ARROW, "->") X(WALRUS, ":=") X(PLUS, "+") X(MINUS, "-") X(STAR, "*") \
     X(SLASH, "/") X(DSLASH, "//") X(PERCENT, "%") X(DSTAR, "**") X(AT, "@") \
-    X(AMP, "&") X(PIPE, "|") X(CARET, "^") X(TILDE, "~") X(LSHIFT, "<<") \
-    X(RSHIFT, ">>") X(ASSIGN, "=") X(EQ, "==") X(NE, "!=") X(LT, "<") X(LE, "<=") \
+    X(AMP, "&") X(PIPE, "|") X(CARET, "^") X(LSHIFT, "<<") X(RSHIFT, ">>") \
+    X(TILDE, "~") X(ASSIGN, "=") X(EQ, "==") X(NE, "!=") X(LT, "<") X(LE, "<=") \
     X(GT, ">") X(GE, ">=") \
-    /* augmented assignment: same order as the binary operators above */ \
+    /* augmented assignment: the order of the binary operators PLUS..RSHIFT */ \
     X(PLUSEQ, "+=") X(MINUSEQ, "-=") X(STAREQ, "*=") X(SLASHEQ, "/=") \
     X(DSLASHEQ, "//=") X(PERCENTEQ, "%=") X(DSTAREQ, "**=") X(ATEQ, "@=") \
     X(AMPEQ, "&=") X(PIPEEQ, "|=") X(CARETEQ, "^=") X(LSHIFTEQ, "<<=") X(RSHIFTEQ, ">>=")

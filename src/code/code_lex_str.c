@@ -331,6 +331,9 @@ int code_fstr_next(code_fstr_iter *it, code_fstr_part *part, code_error *err)
             if (c1 == 'N' && !it->raw && it->p + 1 < it->end && it->p[1] == '{') {
                 while (it->p < it->end && *it->p != '}')
                     adv(it);
+                if (it->p < it->end)
+                    adv(it);
+                continue;
             }
             if (it->p < it->end && *it->p != '{' && *it->p != '}')
                 adv(it);

@@ -31,7 +31,7 @@ typedef struct code_parse_opts {
 
 #define CODE_PARSE_MAX_NESTING 200
 #define CODE_PARSE_MAX_HEIGHT 1000
-#define CODE_PARSE_MAX_C_STACK (256 * 1024)
+#define CODE_PARSE_MAX_C_STACK (1024 * 1024)
 
 /* Parses src (n bytes, UTF-8; need not be NUL-terminated). opts may be NULL.
  * On success *out is a module in arena a and 0 is returned; on failure -1 with

@@ -515,10 +515,14 @@ static int level_of(code_tok_kind k)
     }
 }
 
-static code_expr *binary(code_parser *p, int level)
+/* Precedence climbing over those levels: the right operand of a level-k
+ * operator binds at level k + 1 (all are left-associative), so one frame
+ * serves an operand however many levels it skips. */
+static code_expr *binary(code_parser *p, int min_level)
 {
-    code_expr *l = level == 5 ? factor(p) : binary(p, level + 1);
-    while (l && level_of(p->tok.kind) == level) {
+    code_expr *l = factor(p);
+    int lv;
+    while (l && (lv = level_of(p->tok.kind)) >= min_level) {
         if (CP_IS(p, AT))
             return cp_refuse(p, "the '@' operator (matrix multiplication) is not supported"),
                    NULL;
@@ -527,7 +531,7 @@ static code_expr *binary(code_parser *p, int level)
             return NULL;
         e->op = (uint8_t)p->tok.kind;
         e->u.bin.l = l;
-        if (cp_advance(p) || !(e->u.bin.r = level == 5 ? factor(p) : binary(p, level + 1)))
+        if (cp_advance(p) || !(e->u.bin.r = binary(p, lv + 1)))
             return NULL;
         l = cp_finish(p, e);
     }
@@ -702,7 +706,7 @@ static code_expr *slice_item(code_parser *p)
 static code_expr *subscript(code_parser *p, code_expr *obj)
 {
     code_expr *e = cp_new(p, CODE_E_SUBSCRIPT, obj->line, obj->col);
-    if (!e || cp_enter(p) || cp_advance(p))
+    if (!e || cp_advance(p))
         return NULL;
     e->u.bin.l = obj;
     int line = p->tok.line, col = p->tok.col;
@@ -729,7 +733,6 @@ static code_expr *subscript(code_parser *p, code_expr *obj)
     e->u.bin.r = first;
     if (cp_expect(p, CODE_T_RSQB))
         return NULL;
-    cp_leave(p);
     return cp_finish(p, e);
 }
 
@@ -752,10 +755,7 @@ static code_expr *primary(code_parser *p)
                 return NULL;
             e = cp_finish(p, a);
         } else if (CP_IS(p, LPAR)) {
-            if (cp_enter(p))
-                return NULL;
             e = call(p, e);
-            cp_leave(p);
         } else if (CP_IS(p, LSQB)) {
             e = subscript(p, e);
         } else {
@@ -811,7 +811,8 @@ static code_expr *atom(code_parser *p)
         return code_error_set(p->err, "IndentationError", p->tok.line, p->tok.col,
                               "unexpected indent"), NULL;
     case CODE_T_END:
-        return cp_syntax(p, "unexpected end of input"), NULL;
+        return cp_syntax(p, p->lx.sub ? "f-string: invalid syntax" : "unexpected end of input"),
+               NULL;
     default:
         return cp_syntax(p, "invalid syntax"), NULL;
     }
@@ -827,8 +828,11 @@ code_expr *cp_exprlist(code_parser *p, bool named)
     for (;;) {
         code_expr *x;
         if (CP_IS(p, STAR)) {
-            if (!(x = cp_new(p, CODE_E_STARRED, p->tok.line, p->tok.col)) || cp_advance(p) ||
-                !(x->u.unary.x = cp_bitor(p)) || !(x = cp_finish(p, x)))
+            if (!(x = cp_new(p, CODE_E_STARRED, p->tok.line, p->tok.col)) || cp_enter(p) ||
+                cp_advance(p) || !(x->u.unary.x = cp_bitor(p)))
+                return NULL;
+            cp_leave(p);
+            if (!(x = cp_finish(p, x)))
                 return NULL;
         } else if (!(x = named ? cp_named(p) : cp_expr(p))) {
             return NULL;
@@ -859,8 +863,11 @@ code_expr *cp_targets(code_parser *p)
     for (;;) {
         code_expr *x;
         if (CP_IS(p, STAR)) {
-            if (!(x = cp_new(p, CODE_E_STARRED, p->tok.line, p->tok.col)) || cp_advance(p) ||
-                !(x->u.unary.x = cp_bitor(p)) || !(x = cp_finish(p, x)))
+            if (!(x = cp_new(p, CODE_E_STARRED, p->tok.line, p->tok.col)) || cp_enter(p) ||
+                cp_advance(p) || !(x->u.unary.x = cp_bitor(p)))
+                return NULL;
+            cp_leave(p);
+            if (!(x = cp_finish(p, x)))
                 return NULL;
         } else if (!(x = cp_bitor(p))) {
             return NULL;

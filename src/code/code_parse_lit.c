@@ -221,8 +221,9 @@ static code_expr *element(code_parser *p)
     if (!CP_IS(p, STAR))
         return cp_named(p);
     code_expr *x = cp_new(p, CODE_E_STARRED, p->tok.line, p->tok.col);
-    if (!x || cp_advance(p) || !(x->u.unary.x = cp_bitor(p)))
+    if (!x || cp_enter(p) || cp_advance(p) || !(x->u.unary.x = cp_bitor(p)))
         return NULL;
+    cp_leave(p);
     return cp_finish(p, x);
 }
 
@@ -265,7 +266,7 @@ static code_expr *comprehension(code_parser *p, code_expr_kind kind, code_expr *
 code_expr *cp_paren(code_parser *p)
 {
     int line = p->tok.line, col = p->tok.col;
-    if (cp_enter(p) || cp_advance(p))
+    if (cp_advance(p))
         return NULL;
     code_expr *e;
     if (CP_IS(p, RPAR)) {
@@ -295,7 +296,6 @@ code_expr *cp_paren(code_parser *p)
             return NULL;
     }
     e->parens = true;
-    cp_leave(p);
     return e;
 }
 
@@ -303,7 +303,7 @@ code_expr *cp_paren(code_parser *p)
 code_expr *cp_list(code_parser *p)
 {
     int line = p->tok.line, col = p->tok.col;
-    if (cp_enter(p) || cp_advance(p))
+    if (cp_advance(p))
         return NULL;
     code_expr *e;
     if (CP_IS(p, RSQB)) {
@@ -322,7 +322,6 @@ code_expr *cp_list(code_parser *p)
         if (!e)
             return NULL;
     }
-    cp_leave(p);
     return e;
 }
 
@@ -342,7 +341,10 @@ static int dict_item(code_parser *p, code_expr **k, code_expr **v)
 {
     if (CP_IS(p, DSTAR)) {
         *k = NULL;
-        return cp_advance(p) || !(*v = cp_bitor(p)) ? -1 : 0;
+        if (cp_enter(p) || cp_advance(p) || !(*v = cp_bitor(p)))
+            return -1;
+        cp_leave(p);
+        return 0;
     }
     if (!(*k = cp_expr(p)) || cp_expect(p, CODE_T_COLON) || !(*v = cp_expr(p)))
         return -1;
@@ -353,13 +355,12 @@ static int dict_item(code_parser *p, code_expr **k, code_expr **v)
 code_expr *cp_brace(code_parser *p)
 {
     int line = p->tok.line, col = p->tok.col;
-    if (cp_enter(p) || cp_advance(p))
+    if (cp_advance(p))
         return NULL;
     code_expr *e = NULL;
     if (CP_IS(p, RBRACE)) {
         if (!(e = cp_new(p, CODE_E_DICT, line, col)) || cp_advance(p))
             return NULL;
-        cp_leave(p);
         return e;
     }
     code_expr *k = NULL, *v = NULL;
@@ -378,7 +379,6 @@ code_expr *cp_brace(code_parser *p)
             }
             if (!e)
                 return NULL;
-            cp_leave(p);
             return e;
         }
         if (k->kind == CODE_E_STARRED)
@@ -392,7 +392,6 @@ code_expr *cp_brace(code_parser *p)
             e->u.comp.value = v;
             if (cp_comp_clauses(p, e) || cp_expect(p, CODE_T_RBRACE) || !cp_finish(p, e))
                 return NULL;
-            cp_leave(p);
             return e;
         }
     }
@@ -411,6 +410,5 @@ code_expr *cp_brace(code_parser *p)
     }
     if (cp_expect(p, CODE_T_RBRACE))
         return NULL;
-    cp_leave(p);
     return cp_finish(p, e);
 }
