@@ -32,13 +32,14 @@ static void puts_(wr *w, const char *s)
 static void putf(wr *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void putf(wr *w, const char *fmt, ...)
 {
-    char tmp[64];
+    /* straight into the buffer, snprintf-style: what does not fit is counted */
+    size_t room = w->len < w->cap ? w->cap - w->len : 0;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    int n = vsnprintf(room ? w->buf + w->len : NULL, room, fmt, ap);
     va_end(ap);
     if (n > 0)
-        put(w, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+        w->len += (size_t)n;
 }
 
 static void quoted(wr *w, const char *s, size_t n)

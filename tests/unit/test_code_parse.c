@@ -872,6 +872,16 @@ static void test_positions_and_dump(void **state)
     assert_int_equal(strlen(small), sizeof(small) - 1);
     assert_int_equal(code_ast_dump(r.mod, NULL, 0), need);
     done(&r);
+    /* names longer than any internal buffer are written whole */
+    char *longname = repeat("v", 300, "", "");
+    char *src2 = malloc(700);
+    snprintf(src2, 700, "import %s as %s", longname, longname);
+    parse_opts(&r, src2, strlen(src2), NULL);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(code_ast_dump(r.mod, dump, sizeof(dump)), strlen(src2) + 2);
+    done(&r);
+    free(src2);
+    free(longname);
     /* error formatting */
     code_error e = {0};
     code_error_set(&e, "SyntaxError", 3, 1, "invalid %s", "syntax");
