@@ -593,10 +593,11 @@ static code_stmt *try_stmt(code_parser *p)
     if (!s || cp_advance(p) || block(p, &s->u.try_.body, "'try' statement", line))
         return NULL;
     uint32_t cap = 0;
-    bool bare = false;
+    int bare = 0;                /* the line of a bare "except:" */
     while (CP_IS(p, EXCEPT)) {
         if (bare)
-            return cp_syntax(p, "default 'except:' must be last"), NULL;
+            return code_error_set(p->err, "SyntaxError", bare, 1,
+                                  "default 'except:' must be last"), NULL;
         code_handler *h = cp_push(p, &s->u.try_.handlers, &s->u.try_.nhandlers, &cap,
                                   sizeof(*h));
         if (!h)
@@ -607,7 +608,7 @@ static code_stmt *try_stmt(code_parser *p)
         if (CP_IS(p, STAR))
             return cp_refuse(p, "'except*' (exception groups) is not supported"), NULL;
         if (CP_IS(p, COLON)) {
-            bare = true;
+            bare = h->line;
         } else {
             if (!(h->type = cp_expr(p)))
                 return NULL;

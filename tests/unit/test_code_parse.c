@@ -512,7 +512,7 @@ static void test_syntax_errors(void **state)
     ERR("def f()\n    pass", "SyntaxError", 1, "expected ':'");
     ERR("try:\n    pass", "SyntaxError", 2, "expected 'except' or 'finally' block");
     ERR("try:\n    pass\nelse:\n    pass", "SyntaxError", 3, "expected 'except' or 'finally'");
-    ERR("try:\n    pass\nexcept:\n    pass\nexcept E:\n    pass", "SyntaxError", 5,
+    ERR("try:\n    pass\nexcept:\n    pass\nexcept E:\n    pass", "SyntaxError", 3,
         "default 'except:' must be last");
     ERR("try:\n    pass\nexcept A, B:\n    pass", "SyntaxError", 3,
         "multiple exception types must be parenthesized");
