@@ -128,6 +128,48 @@ static bool is_id_char(unsigned char c)
     return is_id_start(c) || (c >= '0' && c <= '9');
 }
 
+/* Non-ASCII code points that are surely no identifier character (there is
+ * no full Unicode table here; letters of every script pass): 1 for those
+ * CPython calls non-printable (controls, spaces, format characters such as the
+ * bidirectional overrides of "Trojan Source", private use, unassigned planes,
+ * noncharacters), 2 for punctuation and symbols LLM-written code is known to
+ * slip in (typographic quotes and dashes, currency, arrows, maths). */
+static int bad_ident_cp(unsigned cp)
+{
+    if (cp < 0xA0 || cp == 0xA0 || cp == 0xAD || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200F) ||
+        (cp >= 0x2028 && cp <= 0x202F) || (cp >= 0x205F && cp <= 0x206F) || cp == 0x3000 ||
+        cp == 0xFEFF || (cp >= 0xE000 && cp <= 0xF8FF) || (cp >= 0xFFF0 && cp <= 0xFFFF) ||
+        (cp >= 0x40000 && cp <= 0xDFFFF) || cp >= 0xF0000 || (cp & 0xFFFE) == 0xFFFE ||
+        (cp >= 0xFDD0 && cp <= 0xFDEF))
+        return 1;
+    if ((cp >= 0xA1 && cp <= 0xBF && cp != 0xAA && cp != 0xB5 && cp != 0xB7 && cp != 0xBA) ||
+        cp == 0xD7 || cp == 0xF7 || (cp >= 0x2010 && cp <= 0x2027) ||
+        (cp >= 0x2030 && cp <= 0x205E && cp != 0x203F && cp != 0x2040 && cp != 0x2054) ||
+        (cp >= 0x20A0 && cp <= 0x20CF) || (cp >= 0x2190 && cp <= 0x2BFF) ||
+        (cp >= 0x3001 && cp <= 0x3003) || (cp >= 0xFF01 && cp <= 0xFF0F))
+        return 2;
+    return 0;
+}
+
+/* The non-ASCII character at p (the source is valid UTF-8), checked. */
+static int check_ident_char(code_lexer *lx, const char *p, size_t *len)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    int k = u[0] >= 0xF0 ? 3 : u[0] >= 0xE0 ? 2 : 1;
+    unsigned cp = u[0] & (0x3F >> k);
+    for (int i = 1; i <= k; i++)
+        cp = cp << 6 | (u[i] & 0x3F);
+    *len = (size_t)k + 1;
+    int bad = bad_ident_cp(cp);
+    if (bad == 1)
+        return code_error_set(lx->err, "SyntaxError", lx->line, col_of(lx, p),
+                              "invalid non-printable character U+%04X", cp);
+    if (bad == 2)
+        return code_error_set(lx->err, "SyntaxError", lx->line, col_of(lx, p),
+                              "invalid character '%.*s' (U+%04X)", k + 1, p, cp);
+    return 0;
+}
+
 /* At the start of a logical line: skips blank and comment-only lines, measures
  * the indentation and queues INDENT or DEDENTs (CPython's rules). */
 static int indentation(code_lexer *lx)
@@ -429,9 +471,11 @@ static int string_prefix(const char *s, size_t n)
 
 static code_tok_kind keyword(const char *s, size_t n)
 {
+    if (n < 2 || n > 8)
+        return CODE_T_NAME;      /* "as" .. "continue", "nonlocal" */
     for (int k = CODE_T_FALSE; k <= CODE_T_YIELD; k++) {
         const char *kw = tok_names[k];
-        if (strlen(kw) == n && memcmp(kw, s, n) == 0)
+        if (kw[0] == s[0] && strlen(kw) == n && memcmp(kw, s, n) == 0)
             return (code_tok_kind)k;
     }
     return CODE_T_NAME;
@@ -633,8 +677,12 @@ int code_lex_next(code_lexer *lx, code_tok *t)
         lx->line_has_tokens = true;
         if (is_id_start((unsigned char)c)) {
             const char *s = lx->p;
-            while (lx->p < lx->end && is_id_char((unsigned char)*lx->p))
-                lx->p++;
+            while (lx->p < lx->end && is_id_char((unsigned char)*lx->p)) {
+                size_t cl = 1;
+                if ((unsigned char)*lx->p >= 0x80 && check_ident_char(lx, lx->p, &cl))
+                    return -1;
+                lx->p += cl;
+            }
             size_t n = (size_t)(lx->p - s);
             if (lx->p < lx->end && (*lx->p == '\'' || *lx->p == '"')) {
                 int flags = string_prefix(s, n);

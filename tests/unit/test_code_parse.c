@@ -163,8 +163,16 @@ static void test_tokens_lines(void **state)
     TOKS("a\x01", "a SyntaxError: invalid non-printable character U+0001");
     TOKS("x = '\xff'", "SyntaxError: (unicode error) source is not valid UTF-8");
     TOKS("x = '\xed\xa0\x80'", "SyntaxError: (unicode error) source is not valid UTF-8");
-    /* non-ASCII names */
+    /* non-ASCII names; characters that are surely not identifiers */
     TOKS("caf\xc3\xa9 = 1", "caf\xc3\xa9 = 1 NL END");
+    TOKS("\xce\xb1\xce\xb2 = \xe5\x90\x8d\xf0\xa0\x80\x80", "\xce\xb1\xce\xb2 = \xe5\x90\x8d\xf0\xa0\x80\x80 NL END");
+    TOKS("x = \xe2\x80\x9chi\xe2\x80\x9d", "x = SyntaxError: invalid character '\xe2\x80\x9c' (U+201C)");
+    TOKS("a\xc2\xa0= 1", "SyntaxError: invalid non-printable character U+00A0");
+    TOKS("ab\xe2\x80\xae" "cd", "SyntaxError: invalid non-printable character U+202E");
+    TOKS("x\xe2\x80\x8b", "SyntaxError: invalid non-printable character U+200B");
+    TOKS("\xf3\x9d\x8d\x8d", "SyntaxError: invalid non-printable character U+DD34D");
+    TOKS("\xc2\xb5 = a\xc2\xb7" "b", "\xc2\xb5 = a\xc2\xb7" "b NL END");   /* as CPython: letters */
+    TOKS("'\xe2\x80\xae' # \xe2\x80\x9c", "S<\xe2\x80\xae> NL END");   /* fine in strings and comments */
     /* keywords, soft keywords stay names */
     TOKS("match case _ type", "match case _ type NL END");
     TOKS("not in is and or", "not in is and or NL END");
