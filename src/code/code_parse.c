@@ -1,173 +1,17 @@
-/* The parser: its helpers and the statements. Recursive descent over the
- * grammar of CPython 3.11 restricted to code mode's subset; the rule a
- * function parses is written above it. */
+/* The parser: the entry point, blocks, simple statements and the statement
+ * dispatch. Recursive descent over the grammar of CPython 3.11 restricted to
+ * code mode's subset; the rule a function parses is written above it. */
 #include "code/code_parse_int.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
-
-/* ---- helpers ---- */
-
-int cp_advance(code_parser *p)
-{
-    if (p->has_next) {
-        p->tok = p->next;
-        p->has_next = false;
-        return 0;
-    }
-    return code_lex_next(&p->lx, &p->tok);
-}
-
-const code_tok *cp_peek(code_parser *p)
-{
-    if (!p->has_next) {
-        if (code_lex_next(&p->lx, &p->next))
-            return NULL;
-        p->has_next = true;
-    }
-    return &p->next;
-}
-
-static int verr(code_parser *p, const char *type, const char *fmt, va_list ap)
-{
-    char msg[sizeof(p->err->msg)];
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    return code_error_set(p->err, type, p->tok.line, p->tok.col, "%s", msg);
-}
-
-int cp_syntax(code_parser *p, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    verr(p, "SyntaxError", fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-int cp_refuse(code_parser *p, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    verr(p, "NotImplementedError", fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-int cp_nomem(code_parser *p)
-{
-    return code_error_set(p->err, "MemoryError", p->tok.line, 0,
-                          "memory limit exceeded while parsing");
-}
-
-int cp_expect(code_parser *p, code_tok_kind k)
-{
-    if (p->tok.kind != k) {
-        if (p->tok.kind == CODE_T_INDENT)
-            return code_error_set(p->err, "IndentationError", p->tok.line, p->tok.col,
-                                  "unexpected indent");
-        if (k == CODE_T_COLON || k == CODE_T_RPAR || k == CODE_T_RSQB || k == CODE_T_RBRACE ||
-            k == CODE_T_IN || k == CODE_T_NAME || k == CODE_T_IMPORT || k == CODE_T_LPAR)
-            return cp_syntax(p, "expected '%s'", code_tok_name(k));
-        return cp_syntax(p, "invalid syntax");
-    }
-    return cp_advance(p);
-}
-
-int cp_enter(code_parser *p)
-{
-    if (++p->depth > p->opts.max_nesting)
-        return cp_syntax(p, "too deeply nested (the parser's limit is %d levels)",
-                         p->opts.max_nesting);
-    char probe;
-    uintptr_t here = (uintptr_t)&probe;
-    uintptr_t used = here < p->stack_base ? p->stack_base - here : here - p->stack_base;
-    if (used > p->opts.max_c_stack)
-        return code_error_set(p->err, "RecursionError", p->tok.line, p->tok.col,
-                              "maximum recursion depth exceeded during parsing");
-    return 0;
-}
-
-void cp_leave(code_parser *p)
-{
-    p->depth--;
-}
-
-void *cp_alloc(code_parser *p, size_t n)
-{
-    void *r = code_arena_alloc(p->a, n);
-    if (!r)
-        cp_nomem(p);
-    return r;
-}
-
-void *cp_push(code_parser *p, void *v, uint32_t *n, uint32_t *cap, size_t elsize)
-{
-    char **arr = v;
-    if (*n == *cap) {
-        uint32_t nc = *cap ? *cap * 2 : 4;
-        if (nc < *cap || (size_t)nc > SIZE_MAX / elsize)
-            return cp_nomem(p), NULL;
-        char *na = cp_alloc(p, (size_t)nc * elsize);
-        if (!na)
-            return NULL;
-        if (*n)
-            memcpy(na, *arr, (size_t)*n * elsize);
-        *arr = na;
-        *cap = nc;
-    }
-    char *slot = *arr + (size_t)(*n)++ * elsize;
-    memset(slot, 0, elsize);
-    return slot;
-}
-
-int cp_push_expr(code_parser *p, code_expr ***v, uint32_t *n, uint32_t *cap, code_expr *e)
-{
-    code_expr **slot = cp_push(p, v, n, cap, sizeof(*slot));
-    if (!slot)
-        return -1;
-    *slot = e;
-    return 0;
-}
-
-static code_block *block_push(code_parser *p, code_block *b, uint32_t *cap, code_stmt *s)
-{
-    code_stmt **slot = cp_push(p, &b->v, &b->n, cap, sizeof(*slot));
-    if (!slot)
-        return NULL;
-    *slot = s;
-    return b;
-}
-
-static code_stmt *new_stmt(code_parser *p, code_stmt_kind kind, int line, int col)
-{
-    code_stmt *s = cp_alloc(p, sizeof(*s));
-    if (s) {
-        s->kind = (uint8_t)kind;
-        s->line = line;
-        s->col = col;
-    }
-    return s;
-}
-
-static const char *name_tok(code_parser *p)
-{
-    if (!CP_IS(p, NAME)) {
-        cp_syntax(p, "invalid syntax");
-        return NULL;
-    }
-    const char *s = p->tok.s;
-    return cp_advance(p) ? NULL : s;
-}
 
 /* ---- blocks ---- */
 
 static int statement(code_parser *p, code_block *b, uint32_t *cap);
-static int simple_stmts(code_parser *p, code_block *b, uint32_t *cap);
 
 /* block: NEWLINE INDENT statements DEDENT | simple_stmts
  * (after the ':', which this expects) */
-static int block(code_parser *p, code_block *b, const char *what, int line)
+int cp_block(code_parser *p, code_block *b, const char *what, int line)
 {
     if (cp_expect(p, CODE_T_COLON))
         return -1;
@@ -187,7 +31,7 @@ static int block(code_parser *p, code_block *b, const char *what, int line)
                 return -1;
         if (CP_IS(p, DEDENT) && cp_advance(p))
             return -1;
-    } else if (simple_stmts(p, b, &cap)) {
+    } else if (cp_simple_stmts(p, b, &cap)) {
         return -1;
     }
     cp_leave(p);
@@ -212,7 +56,7 @@ static code_stmt *expr_stmt(code_parser *p, bool match_kw)
     if (!first)
         return NULL;
     if (CP_IS(p, ASSIGN)) {
-        code_stmt *s = new_stmt(p, CODE_S_ASSIGN, line, col);
+        code_stmt *s = cp_new_stmt(p, CODE_S_ASSIGN, line, col);
         if (!s)
             return NULL;
         uint32_t cap = 0;
@@ -237,7 +81,7 @@ static code_stmt *expr_stmt(code_parser *p, bool match_kw)
         if (p->tok.kind == CODE_T_ATEQ)
             return cp_refuse(p, "the '@=' operator (matrix multiplication) is not supported"),
                    NULL;
-        code_stmt *s = new_stmt(p, CODE_S_AUGASSIGN, line, col);
+        code_stmt *s = cp_new_stmt(p, CODE_S_AUGASSIGN, line, col);
         if (!s || cp_check_target(p, first, 1))
             return NULL;
         s->op = (uint8_t)(p->tok.kind - CODE_T_PLUSEQ + CODE_T_PLUS);
@@ -264,7 +108,7 @@ static code_stmt *expr_stmt(code_parser *p, bool match_kw)
         if (first->kind != CODE_E_NAME && first->kind != CODE_E_ATTR &&
             first->kind != CODE_E_SUBSCRIPT)
             return cp_syntax(p, "illegal target for annotation"), NULL;
-        code_stmt *s = new_stmt(p, CODE_S_ANNASSIGN, line, col);
+        code_stmt *s = cp_new_stmt(p, CODE_S_ANNASSIGN, line, col);
         if (!s || cp_advance(p))
             return NULL;
         s->u.aug.target = first;
@@ -278,7 +122,7 @@ static code_stmt *expr_stmt(code_parser *p, bool match_kw)
     }
     if (first->kind == CODE_E_STARRED)
         return cp_syntax(p, "can't use starred expression here"), NULL;
-    code_stmt *s = new_stmt(p, CODE_S_EXPR, line, col);
+    code_stmt *s = cp_new_stmt(p, CODE_S_EXPR, line, col);
     if (s)
         s->u.expr.value = first;
     return s;
@@ -287,7 +131,7 @@ static code_stmt *expr_stmt(code_parser *p, bool match_kw)
 /* 'global' NAME (',' NAME)* | 'nonlocal' ... */
 static code_stmt *names_stmt(code_parser *p, code_stmt_kind kind)
 {
-    code_stmt *s = new_stmt(p, kind, p->tok.line, p->tok.col);
+    code_stmt *s = cp_new_stmt(p, kind, p->tok.line, p->tok.col);
     if (!s)
         return NULL;
     if (kind == CODE_S_NONLOCAL && p->in_func == 0)
@@ -296,7 +140,7 @@ static code_stmt *names_stmt(code_parser *p, code_stmt_kind kind)
         return NULL;
     uint32_t cap = 0;
     for (;;) {
-        const char *n = name_tok(p);
+        const char *n = cp_name(p);
         if (!n)
             return NULL;
         const char **slot = cp_push(p, &s->u.names.names, &s->u.names.n, &cap, sizeof(*slot));
@@ -313,7 +157,7 @@ static code_stmt *names_stmt(code_parser *p, code_stmt_kind kind)
 /* dotted_name: NAME ('.' NAME)* */
 static const char *dotted(code_parser *p)
 {
-    const char *first = name_tok(p);
+    const char *first = cp_name(p);
     if (!first || !CP_IS(p, DOT))
         return first;
     size_t len = strlen(first), cap = len + 1;
@@ -324,7 +168,7 @@ static const char *dotted(code_parser *p)
     while (CP_IS(p, DOT)) {
         if (cp_advance(p))
             return NULL;
-        const char *n = name_tok(p);
+        const char *n = cp_name(p);
         if (!n)
             return NULL;
         size_t nl = strlen(n);
@@ -340,16 +184,18 @@ static const char *dotted(code_parser *p)
     return buf;
 }
 
+/* dotted_as_name: dotted_name ['as' NAME]
+ * import_from_as_name: NAME ['as' NAME] */
 static int alias(code_parser *p, code_stmt *s, uint32_t *cap, bool dotted_name)
 {
     code_alias *al = cp_push(p, &s->u.import.names, &s->u.import.n, cap, sizeof(*al));
     if (!al)
         return -1;
     al->line = p->tok.line;
-    if (!(al->name = dotted_name ? dotted(p) : name_tok(p)))
+    if (!(al->name = dotted_name ? dotted(p) : cp_name(p)))
         return -1;
     if (CP_IS(p, AS)) {
-        if (cp_advance(p) || !(al->asname = name_tok(p)))
+        if (cp_advance(p) || !(al->asname = cp_name(p)))
             return -1;
     }
     return 0;
@@ -360,7 +206,7 @@ static int alias(code_parser *p, code_stmt *s, uint32_t *cap, bool dotted_name)
 static code_stmt *import_stmt(code_parser *p)
 {
     bool from = CP_IS(p, FROM);
-    code_stmt *s = new_stmt(p, from ? CODE_S_IMPORTFROM : CODE_S_IMPORT, p->tok.line, p->tok.col);
+    code_stmt *s = cp_new_stmt(p, from ? CODE_S_IMPORTFROM : CODE_S_IMPORT, p->tok.line, p->tok.col);
     if (!s || cp_advance(p))
         return NULL;
     uint32_t cap = 0;
@@ -406,6 +252,11 @@ static bool ends_simple(code_parser *p)
     return CP_IS(p, NEWLINE) || CP_IS(p, SEMI) || CP_IS(p, END);
 }
 
+/* simple_stmt: assignment | star_expressions | 'return' [star_expressions]
+ *            | import_stmt | 'raise' [expression ['from' expression]] | 'pass'
+ *            | 'assert' expression [',' expression] | 'break' | 'continue'
+ *            | 'global' NAME (',' NAME)* | 'nonlocal' NAME (',' NAME)*
+ * ('del' and 'yield' are refused) */
 static code_stmt *simple_stmt(code_parser *p)
 {
     int line = p->tok.line, col = p->tok.col;
@@ -418,14 +269,14 @@ static code_stmt *simple_stmt(code_parser *p)
             return cp_syntax(p, "'break' outside loop"), NULL;
         if (CP_IS(p, CONTINUE) && !p->in_loop)
             return cp_syntax(p, "'continue' not properly in loop"), NULL;
-        s = new_stmt(p, CP_IS(p, PASS) ? CODE_S_PASS : CP_IS(p, BREAK) ? CODE_S_BREAK
+        s = cp_new_stmt(p, CP_IS(p, PASS) ? CODE_S_PASS : CP_IS(p, BREAK) ? CODE_S_BREAK
                                                                        : CODE_S_CONTINUE,
                      line, col);
         return s && !cp_advance(p) ? s : NULL;
     case CODE_T_RETURN:
         if (!p->in_func)
             return cp_syntax(p, "'return' outside function"), NULL;
-        if (!(s = new_stmt(p, CODE_S_RETURN, line, col)) || cp_advance(p))
+        if (!(s = cp_new_stmt(p, CODE_S_RETURN, line, col)) || cp_advance(p))
             return NULL;
         if (!ends_simple(p) && !(s->u.expr.value = cp_exprlist(p, false)))
             return NULL;
@@ -433,7 +284,7 @@ static code_stmt *simple_stmt(code_parser *p)
             return cp_syntax(p, "can't use starred expression here"), NULL;
         return s;
     case CODE_T_RAISE:
-        if (!(s = new_stmt(p, CODE_S_RAISE, line, col)) || cp_advance(p))
+        if (!(s = cp_new_stmt(p, CODE_S_RAISE, line, col)) || cp_advance(p))
             return NULL;
         if (ends_simple(p))
             return s;
@@ -443,7 +294,7 @@ static code_stmt *simple_stmt(code_parser *p)
             return NULL;
         return s;
     case CODE_T_ASSERT:
-        if (!(s = new_stmt(p, CODE_S_ASSERT, line, col)) || cp_advance(p) ||
+        if (!(s = cp_new_stmt(p, CODE_S_ASSERT, line, col)) || cp_advance(p) ||
             !(s->u.assert_.test = cp_expr(p)))
             return NULL;
         if (CP_IS(p, COMMA) && (cp_advance(p) || !(s->u.assert_.msg = cp_expr(p))))
@@ -483,11 +334,11 @@ static code_stmt *simple_stmt(code_parser *p)
 }
 
 /* simple_stmts: simple_stmt (';' simple_stmt)* [';'] NEWLINE */
-static int simple_stmts(code_parser *p, code_block *b, uint32_t *cap)
+int cp_simple_stmts(code_parser *p, code_block *b, uint32_t *cap)
 {
     for (;;) {
         code_stmt *s = simple_stmt(p);
-        if (!s || !block_push(p, b, cap, s))
+        if (!s || !cp_block_push(p, b, cap, s))
             return -1;
         if (CP_IS(p, SEMI)) {
             if (cp_advance(p))
@@ -511,156 +362,6 @@ static int simple_stmts(code_parser *p, code_block *b, uint32_t *cap)
 
 /* ---- compound statements ---- */
 
-/* if_stmt: 'if' named_expression ':' block ('elif' named_expression ':' block)*
- *          ['else' ':' block] */
-static code_stmt *if_stmt(code_parser *p)
-{
-    code_stmt *s = new_stmt(p, CODE_S_IF, p->tok.line, p->tok.col);
-    if (!s)
-        return NULL;
-    uint32_t tcap = 0, bcap = 0;
-    do {
-        int line = p->tok.line;
-        const char *what = CP_IS(p, IF) ? "'if' statement" : "'elif' statement";
-        if (cp_advance(p))
-            return NULL;
-        code_expr *test = cp_named(p);
-        if (!test)
-            return NULL;
-        uint32_t n = s->u.if_.n, n2 = n;
-        if (cp_push_expr(p, &s->u.if_.tests, &n, &tcap, test))
-            return NULL;
-        code_block *body = cp_push(p, &s->u.if_.bodies, &n2, &bcap, sizeof(*body));
-        if (!body)
-            return NULL;
-        s->u.if_.n = n;
-        if (block(p, body, what, line))
-            return NULL;
-    } while (CP_IS(p, ELIF));
-    if (CP_IS(p, ELSE)) {
-        int line = p->tok.line;
-        if (cp_advance(p) || block(p, &s->u.if_.orelse, "'else' statement", line))
-            return NULL;
-    }
-    return s;
-}
-
-static int loop_body(code_parser *p, code_stmt *s, const char *what, int line)
-{
-    p->in_loop++;
-    int r = block(p, &s->u.loop.body, what, line);
-    p->in_loop--;
-    if (r)
-        return -1;
-    if (CP_IS(p, ELSE)) {
-        int eline = p->tok.line;
-        if (cp_advance(p) || block(p, &s->u.loop.orelse, "'else' statement", eline))
-            return -1;
-    }
-    return 0;
-}
-
-/* while_stmt: 'while' named_expression ':' block ['else' ':' block]
- * for_stmt: 'for' star_targets 'in' star_expressions ':' block ['else' ':' block] */
-static code_stmt *loop_stmt(code_parser *p)
-{
-    bool is_for = CP_IS(p, FOR);
-    int line = p->tok.line;
-    code_stmt *s = new_stmt(p, is_for ? CODE_S_FOR : CODE_S_WHILE, line, p->tok.col);
-    if (!s || cp_advance(p))
-        return NULL;
-    if (is_for) {
-        if (!(s->u.loop.target = cp_targets(p)) || cp_check_target(p, s->u.loop.target, 0) ||
-            cp_expect(p, CODE_T_IN) || !(s->u.loop.test = cp_exprlist(p, false)))
-            return NULL;
-        if (s->u.loop.test->kind == CODE_E_STARRED)
-            return cp_syntax(p, "can't use starred expression here"), NULL;
-    } else if (!(s->u.loop.test = cp_named(p))) {
-        return NULL;
-    }
-    if (loop_body(p, s, is_for ? "'for' statement" : "'while' statement", line))
-        return NULL;
-    return s;
-}
-
-/* try_stmt: 'try' ':' block (except_block+ ['else' ':' block] ['finally' ':' block]
- *                            | 'finally' ':' block)
- * except_block: 'except' [expression ['as' NAME]] ':' block */
-static code_stmt *try_stmt(code_parser *p)
-{
-    int line = p->tok.line;
-    code_stmt *s = new_stmt(p, CODE_S_TRY, line, p->tok.col);
-    if (!s || cp_advance(p) || block(p, &s->u.try_.body, "'try' statement", line))
-        return NULL;
-    uint32_t cap = 0;
-    int bare = 0;                /* the line of a bare "except:" */
-    while (CP_IS(p, EXCEPT)) {
-        if (bare)
-            return code_error_set(p->err, "SyntaxError", bare, 1,
-                                  "default 'except:' must be last"), NULL;
-        code_handler *h = cp_push(p, &s->u.try_.handlers, &s->u.try_.nhandlers, &cap,
-                                  sizeof(*h));
-        if (!h)
-            return NULL;
-        h->line = p->tok.line;
-        if (cp_advance(p))
-            return NULL;
-        if (CP_IS(p, STAR))
-            return cp_refuse(p, "'except*' (exception groups) is not supported"), NULL;
-        if (CP_IS(p, COLON)) {
-            bare = h->line;
-        } else {
-            if (!(h->type = cp_expr(p)))
-                return NULL;
-            if (CP_IS(p, COMMA))
-                return cp_syntax(p, "multiple exception types must be parenthesized"), NULL;
-            if (CP_IS(p, AS) && (cp_advance(p) || !(h->name = name_tok(p))))
-                return NULL;
-        }
-        if (block(p, &h->body, "'except' statement", h->line))
-            return NULL;
-    }
-    if (CP_IS(p, ELSE)) {
-        if (!s->u.try_.nhandlers)
-            return cp_syntax(p, "expected 'except' or 'finally' block"), NULL;
-        int eline = p->tok.line;
-        if (cp_advance(p) || block(p, &s->u.try_.orelse, "'else' statement", eline))
-            return NULL;
-    }
-    if (CP_IS(p, FINALLY)) {
-        int fline = p->tok.line;
-        if (cp_advance(p) || block(p, &s->u.try_.finalbody, "'finally' statement", fline))
-            return NULL;
-    } else if (!s->u.try_.nhandlers) {
-        return cp_syntax(p, "expected 'except' or 'finally' block"), NULL;
-    }
-    return s;
-}
-
-/* function_def: ['async'] 'def' NAME '(' [params] ')' ['->' expression] ':' block */
-static code_stmt *def_stmt(code_parser *p, bool is_async, int line, int col)
-{
-    code_stmt *s = new_stmt(p, CODE_S_DEF, line, col);
-    if (!s || cp_advance(p))
-        return NULL;
-    s->is_async = is_async;
-    if (!(s->u.def.name = name_tok(p)) || cp_expect(p, CODE_T_LPAR) ||
-        !(s->u.def.params = cp_params(p, false)) || cp_expect(p, CODE_T_RPAR))
-        return NULL;
-    if (CP_IS(p, ARROW) && (cp_advance(p) || !(s->u.def.returns = cp_expr(p))))
-        return NULL;
-    int saved_loop = p->in_loop;
-    bool saved_async = p->in_async;
-    p->in_func++;
-    p->in_async = is_async;
-    p->in_loop = 0;
-    int r = block(p, &s->u.def.body, "function definition", line);
-    p->in_func--;
-    p->in_async = saved_async;
-    p->in_loop = saved_loop;
-    return r ? NULL : s;
-}
-
 /* statement: compound_stmt | simple_stmts */
 static int statement(code_parser *p, code_block *b, uint32_t *cap)
 {
@@ -668,17 +369,17 @@ static int statement(code_parser *p, code_block *b, uint32_t *cap)
     int line = p->tok.line, col = p->tok.col;
     switch (p->tok.kind) {
     case CODE_T_IF:
-        s = if_stmt(p);
+        s = cp_if_stmt(p);
         break;
     case CODE_T_WHILE:
     case CODE_T_FOR:
-        s = loop_stmt(p);
+        s = cp_loop_stmt(p);
         break;
     case CODE_T_TRY:
-        s = try_stmt(p);
+        s = cp_try_stmt(p);
         break;
     case CODE_T_DEF:
-        s = def_stmt(p, false, line, col);
+        s = cp_def_stmt(p, false, line, col);
         break;
     case CODE_T_ASYNC: {
         const code_tok *nx = cp_peek(p);
@@ -692,7 +393,7 @@ static int statement(code_parser *p, code_block *b, uint32_t *cap)
             return cp_syntax(p, "invalid syntax");
         if (cp_advance(p))
             return -1;
-        s = def_stmt(p, true, line, col);
+        s = cp_def_stmt(p, true, line, col);
         break;
     }
     case CODE_T_CLASS:
@@ -711,9 +412,9 @@ static int statement(code_parser *p, code_block *b, uint32_t *cap)
         return cp_syntax(p, "invalid syntax ('%s' without a matching statement)",
                          code_tok_name(p->tok.kind));
     default:
-        return simple_stmts(p, b, cap);
+        return cp_simple_stmts(p, b, cap);
     }
-    return s && block_push(p, b, cap, s) ? 0 : -1;
+    return s && cp_block_push(p, b, cap, s) ? 0 : -1;
 }
 
 /* file: [statements] ENDMARKER */

@@ -1,5 +1,8 @@
-/* The parser's state, shared by its statement (code_parse.c), expression
- * (code_parse_expr.c) and literal (code_parse_lit.c) files. */
+/* The parser's state and its functions, shared by its files: helpers
+ * (code_parse_util.c), simple and compound statements (code_parse.c,
+ * code_parse_stmt.c), nodes and targets (code_parse_node.c), expressions
+ * (code_parse_expr.c), parameters, calls and subscripts (code_parse_call.c),
+ * literals and displays (code_parse_lit.c). */
 #ifndef CELLA_CODE_PARSE_INT_H
 #define CELLA_CODE_PARSE_INT_H
 
@@ -39,12 +42,30 @@ void *cp_alloc(code_parser *p, size_t n);
 void *cp_push(code_parser *p, void *v, uint32_t *n, uint32_t *cap, size_t elsize);
 int cp_push_expr(code_parser *p, code_expr ***v, uint32_t *n, uint32_t *cap, code_expr *e);
 
+code_stmt *cp_new_stmt(code_parser *p, code_stmt_kind kind, int line, int col);
+code_block *cp_block_push(code_parser *p, code_block *b, uint32_t *cap, code_stmt *s);
+const char *cp_name(code_parser *p);             /* a NAME token's text, advancing */
+
+/* statements (code_parse.c, code_parse_stmt.c) */
+/* block: ':' (NEWLINE INDENT statements DEDENT | simple_stmts); what and line
+ * name the statement for "expected an indented block after ..." */
+int cp_block(code_parser *p, code_block *b, const char *what, int line);
+int cp_simple_stmts(code_parser *p, code_block *b, uint32_t *cap);
+code_stmt *cp_if_stmt(code_parser *p);
+code_stmt *cp_loop_stmt(code_parser *p);         /* while and for */
+code_stmt *cp_try_stmt(code_parser *p);
+code_stmt *cp_def_stmt(code_parser *p, bool is_async, int line, int col);
+
+/* nodes and targets (code_parse_node.c) */
 code_expr *cp_new(code_parser *p, code_expr_kind kind, int line, int col);
 /* Sets e's height from its children; NULL (SyntaxError set) past the limit. */
 code_expr *cp_finish(code_parser *p, code_expr *e);
+bool cp_starts_expr(code_tok_kind k);
+/* 0: assignment (and for), 1: augmented assignment. */
+int cp_check_target(code_parser *p, const code_expr *e, int ctx);
+const char *cp_describe(const code_expr *e);
 
 /* expressions (code_parse_expr.c) */
-bool cp_starts_expr(code_tok_kind k);
 code_expr *cp_expr(code_parser *p);             /* expression */
 code_expr *cp_named(code_parser *p);            /* named_expression */
 code_expr *cp_disjunction(code_parser *p);
@@ -54,10 +75,12 @@ code_expr *cp_bitor(code_parser *p);
 code_expr *cp_exprlist(code_parser *p, bool named);
 /* for-loop and comprehension targets (stops before "in"). */
 code_expr *cp_targets(code_parser *p);
+
+/* parameters, calls, subscripts (code_parse_call.c) */
 code_params *cp_params(code_parser *p, bool lambda);
-/* 0: assignment (and for), 1: augmented assignment. */
-int cp_check_target(code_parser *p, const code_expr *e, int ctx);
-const char *cp_describe(const code_expr *e);
+code_expr *cp_lambda(code_parser *p);                   /* at 'lambda' */
+code_expr *cp_call(code_parser *p, code_expr *fn);      /* at '(' */
+code_expr *cp_subscript(code_parser *p, code_expr *obj); /* at '[' */
 
 /* literals and displays (code_parse_lit.c) */
 code_expr *cp_strings(code_parser *p);

@@ -227,7 +227,8 @@ static code_expr *element(code_parser *p)
     return cp_finish(p, x);
 }
 
-/* The rest of a sequence display after its first element, up to close. */
+/* The rest of a sequence display after its first element, up to close:
+ * (',' element)* [','] close */
 static code_expr *sequence(code_parser *p, code_expr *e, code_expr *first, code_tok_kind close)
 {
     uint32_t cap = 0;
@@ -247,6 +248,7 @@ static code_expr *sequence(code_parser *p, code_expr *e, code_expr *first, code_
     return cp_finish(p, e);
 }
 
+/* listcomp, setcomp, genexp after their element: for_if_clauses close */
 static code_expr *comprehension(code_parser *p, code_expr_kind kind, code_expr *elt,
                                 code_tok_kind close)
 {
