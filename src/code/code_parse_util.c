@@ -26,6 +26,7 @@ const code_tok *cp_peek(code_parser *p)
     return &p->next;
 }
 
+__attribute__((format(printf, 3, 0)))
 static int verr(code_parser *p, const char *type, const char *fmt, va_list ap)
 {
     char msg[sizeof(p->err->msg)];
