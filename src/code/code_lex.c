@@ -126,20 +126,21 @@ static int bad_ident_cp(unsigned cp)
     if (cp < 0xA0 || cp == 0xA0 || cp == 0xAD || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200F) ||
         (cp >= 0x2028 && cp <= 0x202F) || (cp >= 0x205F && cp <= 0x206F) || cp == 0x3000 ||
         cp == 0xFEFF || (cp >= 0xE000 && cp <= 0xF8FF) || (cp >= 0xFFF0 && cp <= 0xFFFF) ||
-        (cp >= 0x40000 && cp <= 0xDFFFF) || cp >= 0xF0000 || (cp & 0xFFFE) == 0xFFFE ||
-        (cp >= 0xFDD0 && cp <= 0xFDEF))
+        (cp >= 0x40000 && cp <= 0xE00FF) || (cp >= 0xE01F0 && cp <= 0xEFFFF) || cp >= 0xF0000 ||
+        (cp & 0xFFFE) == 0xFFFE || (cp >= 0xFDD0 && cp <= 0xFDEF) || cp == 0xFEFD || cp == 0xFEFE)
         return 1;
     if ((cp >= 0xA1 && cp <= 0xBF && cp != 0xAA && cp != 0xB5 && cp != 0xB7 && cp != 0xBA) ||
         cp == 0xD7 || cp == 0xF7 || (cp >= 0x2010 && cp <= 0x2027) ||
         (cp >= 0x2030 && cp <= 0x205E && cp != 0x203F && cp != 0x2040 && cp != 0x2054) ||
         (cp >= 0x20A0 && cp <= 0x20CF) || (cp >= 0x2190 && cp <= 0x2BFF) ||
-        (cp >= 0x3001 && cp <= 0x3003) || (cp >= 0xFF01 && cp <= 0xFF0F))
+        (cp >= 0x2E80 && cp <= 0x2FFF) || (cp >= 0x3001 && cp <= 0x3003) ||
+        (cp >= 0xFF01 && cp <= 0xFF0F))
         return 2;
     return 0;
 }
 
 /* The non-ASCII character at p (the source is valid UTF-8), checked. */
-static int check_ident_char(code_lexer *lx, const char *p, size_t *len)
+static int check_ident_char(code_lexer *lx, const char *p, bool start, size_t *len)
 {
     const unsigned char *u = (const unsigned char *)p;
     int k = u[0] >= 0xF0 ? 3 : u[0] >= 0xE0 ? 2 : 1;
@@ -148,6 +149,8 @@ static int check_ident_char(code_lexer *lx, const char *p, size_t *len)
         cp = cp << 6 | (u[i] & 0x3F);
     *len = (size_t)k + 1;
     int bad = bad_ident_cp(cp);
+    if (start && (cp == 0xB7 || cp == 0x387))
+        bad = 2;                 /* middle dots continue a name, never start one */
     if (bad == 1)
         return code_error_set(lx->err, "SyntaxError", lx->line, col_of(lx, p),
                               "invalid non-printable character U+%04X", cp);
@@ -501,6 +504,8 @@ int code_lex_next(code_lexer *lx, code_tok *t)
             if (!is_newline(*lx->p))
                 return syntax(lx, b, "unexpected character after line continuation character");
             eat_newline(lx);
+            if (lx->p >= lx->end)    /* as CPython: a continuation needs a next line */
+                return syntax(lx, b, "unexpected EOF while parsing");
             continue;
         }
         lx->line_has_tokens = true;
@@ -508,7 +513,7 @@ int code_lex_next(code_lexer *lx, code_tok *t)
             const char *s = lx->p;
             while (lx->p < lx->end && is_id_char((unsigned char)*lx->p)) {
                 size_t cl = 1;
-                if ((unsigned char)*lx->p >= 0x80 && check_ident_char(lx, lx->p, &cl))
+                if ((unsigned char)*lx->p >= 0x80 && check_ident_char(lx, lx->p, lx->p == s, &cl))
                     return -1;
                 lx->p += cl;
             }

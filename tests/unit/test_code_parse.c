@@ -153,6 +153,8 @@ static void test_tokens_lines(void **state)
     TOKS("x = 1 \\ 2", "x = 1 SyntaxError: unexpected character after line continuation "
                       "character");
     TOKS("x = \\", "x = SyntaxError: unexpected EOF while parsing");
+    TOKS("x = 1 \\\n", "x = 1 SyntaxError: unexpected EOF while parsing");
+    TOKS("x = 1 \\\n  ", "x = 1 NL END");
     TOKS("(]", "( SyntaxError: closing parenthesis ']' does not match opening parenthesis '('");
     TOKS("(\n]", "( SyntaxError: closing parenthesis ']' does not match opening parenthesis "
                 "'(' on line 1");
@@ -171,6 +173,9 @@ static void test_tokens_lines(void **state)
     TOKS("ab\xe2\x80\xae" "cd", "SyntaxError: invalid non-printable character U+202E");
     TOKS("x\xe2\x80\x8b", "SyntaxError: invalid non-printable character U+200B");
     TOKS("\xf3\x9d\x8d\x8d", "SyntaxError: invalid non-printable character U+DD34D");
+    TOKS("\xf3\xa5\x8d\x8d", "SyntaxError: invalid non-printable character U+E534D");
+    TOKS("\xe2\xbd\x87", "SyntaxError: invalid character '\xe2\xbd\x87' (U+2F47)");
+    TOKS("\xc2\xb7" "a", "SyntaxError: invalid character '\xc2\xb7' (U+00B7)");
     TOKS("\xc2\xb5 = a\xc2\xb7" "b", "\xc2\xb5 = a\xc2\xb7" "b NL END");   /* as CPython: letters */
     TOKS("'\xe2\x80\xae' # \xe2\x80\x9c", "S<\xe2\x80\xae> NL END");   /* fine in strings and comments */
     /* keywords, soft keywords stay names */
