@@ -202,7 +202,8 @@ static int indentation(code_lexer *lx)
             goto taberror;
     } else if (col > top) {
         if (lx->nindent + 1 > CODE_MAX_INDENT)
-            return code_error_set(lx->err, "IndentationError", lx->line, 1,
+            return lx->soft = true,
+                   code_error_set(lx->err, "IndentationError", lx->line, 1,
                                   "too many levels of indentation");
         if (alt <= alttop)
             goto taberror;
@@ -216,13 +217,15 @@ static int indentation(code_lexer *lx)
             lx->nindent--;
         }
         if (col != lx->indents[lx->nindent])
-            return code_error_set(lx->err, "IndentationError", lx->line, 1,
+            return lx->soft = true,
+                   code_error_set(lx->err, "IndentationError", lx->line, 1,
                                   "unindent does not match any outer indentation level");
         if (alt != lx->altindents[lx->nindent])
             goto taberror;
     }
     return 0;
 taberror:
+    lx->soft = true;
     return code_error_set(lx->err, "TabError", lx->line, 1,
                           "inconsistent use of tabs and spaces in indentation");
 }
@@ -402,10 +405,10 @@ static int lex_operator(code_lexer *lx, code_tok *t)
     case '~': k = CODE_T_TILDE; break;
     case '=': k = TWO('=', CODE_T_EQ, CODE_T_ASSIGN); break;
     case '!':
-        if (c1 != '=')
-            return syntax(lx, p, "invalid syntax");
-        k = CODE_T_NE;
-        n = 2;
+        k = c1 == '=' ? (n = 2, CODE_T_NE) : CODE_T_BADCHAR;
+        break;
+    case '$': case '?': case '`':
+        k = CODE_T_BADCHAR;     /* the parser's "invalid syntax", as in CPython */
         break;
     case '<':
         if (c1 == '<') {
@@ -436,7 +439,7 @@ static int lex_operator(code_lexer *lx, code_tok *t)
 
 /* ---- the token loop ---- */
 
-int code_lex_next(code_lexer *lx, code_tok *t)
+static int lex_next(code_lexer *lx, code_tok *t)
 {
     memset(t, 0, sizeof(*t));
     for (;;) {
@@ -445,6 +448,10 @@ int code_lex_next(code_lexer *lx, code_tok *t)
             lx->pending += lx->pending > 0 ? -1 : 1;
             t->line = lx->line;
             t->col = col_of(lx, lx->p);
+            if (lx->p >= lx->end && lx->p > lx->src && is_newline(lx->p[-1]) && lx->line > 1) {
+                t->line = lx->line - 1;    /* DEDENTs at the end: as above */
+                t->col = 0;
+            }
             return 0;
         }
         if (lx->at_bol) {
@@ -458,9 +465,16 @@ int code_lex_next(code_lexer *lx, code_tok *t)
         t->line = lx->line;
         t->col = col_of(lx, lx->p);
         if (lx->p >= lx->end) {
-            if (lx->nparen > 0)
-                return code_error_set(lx->err, "SyntaxError", lx->paren_lines[lx->nparen - 1],
-                                      0, "'%c' was never closed", lx->parens[lx->nparen - 1]);
+            /* CPython's end of input is on the last line, not after its newline */
+            if (lx->p > lx->src && is_newline(lx->p[-1]) && lx->line > 1 && !lx->sub) {
+                t->line = lx->line - 1;
+                t->col = 0;
+            }
+            if (lx->nparen > 0) {
+                lx->unclosed_line = lx->paren_lines[lx->nparen - 1];
+                return code_error_set(lx->err, "SyntaxError", lx->unclosed_line, 0,
+                                      "'%c' was never closed", lx->parens[lx->nparen - 1]);
+            }
             if (lx->line_has_tokens && !lx->sub) {
                 lx->line_has_tokens = false;
                 t->kind = CODE_T_NEWLINE;
@@ -499,6 +513,7 @@ int code_lex_next(code_lexer *lx, code_tok *t)
             if (lx->sub)
                 return syntax(lx, lx->p, "f-string expression part cannot include a backslash");
             const char *b = lx->p++;
+            lx->soft = true;
             if (lx->p >= lx->end)
                 return syntax(lx, b, "unexpected EOF while parsing");
             if (!is_newline(*lx->p))
@@ -506,6 +521,7 @@ int code_lex_next(code_lexer *lx, code_tok *t)
             eat_newline(lx);
             if (lx->p >= lx->end)    /* as CPython: a continuation needs a next line */
                 return syntax(lx, b, "unexpected EOF while parsing");
+            lx->soft = false;
             continue;
         }
         lx->line_has_tokens = true;
@@ -540,4 +556,15 @@ int code_lex_next(code_lexer *lx, code_tok *t)
             return lex_string(lx, t, 0);
         return lex_operator(lx, t);
     }
+}
+
+int code_lex_next(code_lexer *lx, code_tok *t)
+{
+    if (lx->failed)
+        return -1;
+    if (lex_next(lx, t)) {
+        lx->failed = true;
+        return -1;
+    }
+    return 0;
 }

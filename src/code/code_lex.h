@@ -36,7 +36,7 @@
     X(ARROW, "->") X(WALRUS, ":=") X(PLUS, "+") X(MINUS, "-") X(STAR, "*") \
     X(SLASH, "/") X(DSLASH, "//") X(PERCENT, "%") X(DSTAR, "**") X(AT, "@") \
     X(AMP, "&") X(PIPE, "|") X(CARET, "^") X(LSHIFT, "<<") X(RSHIFT, ">>") \
-    X(TILDE, "~") X(ASSIGN, "=") X(EQ, "==") X(NE, "!=") X(LT, "<") X(LE, "<=") \
+    X(TILDE, "~") X(BADCHAR, "an invalid character") X(ASSIGN, "=") X(EQ, "==") X(NE, "!=") X(LT, "<") X(LE, "<=") \
     X(GT, ">") X(GE, ">=") \
     /* augmented assignment: the order of the binary operators PLUS..RSHIFT */ \
     X(PLUSEQ, "+=") X(MINUSEQ, "-=") X(STAREQ, "*=") X(SLASHEQ, "/=") \
@@ -84,6 +84,9 @@ typedef struct code_lexer {
     bool line_has_tokens;
     bool done;                   /* END emitted */
     bool sub;                    /* an f-string expression: one implicit bracket */
+    bool failed;                 /* an error was reported */
+    bool soft;                   /* ... one CPython reports only when the parser reaches it */
+    int unclosed_line;           /* the error was a bracket left open there */
 } code_lexer;
 
 #define CODE_MAX_INDENT 100

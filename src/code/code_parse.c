@@ -403,8 +403,7 @@ static int statement(code_parser *p, code_block *b, uint32_t *cap)
     case CODE_T_AT:
         return cp_refuse(p, "decorators are not supported");
     case CODE_T_INDENT:
-        return code_error_set(p->err, "IndentationError", p->tok.line, p->tok.col,
-                              "unexpected indent");
+        return cp_unexpected_indent(p);
     case CODE_T_ELSE:
     case CODE_T_ELIF:
     case CODE_T_EXCEPT:
@@ -415,6 +414,42 @@ static int statement(code_parser *p, code_block *b, uint32_t *cap)
         return cp_simple_stmts(p, b, cap);
     }
     return s && cp_block_push(p, b, cap, s) ? 0 : -1;
+}
+
+/* After the parser's own error, CPython tokenizes the rest of the source and
+ * reports a tokenizer error found there instead (an unterminated string, an
+ * unmatched bracket, a bad character...), and a bracket left open at the end
+ * when it was opened before the parser's error line. So does cella, for
+ * SyntaxErrors and refusals alike: a source with a later tokenizer error is not
+ * Python, whatever construct came first. Not for "unexpected indent", nor for
+ * the tokenizer errors CPython reports only when its parser reaches them
+ * (indentation, a line continuation). */
+static void recheck_tokens(code_parser *p)
+{
+    code_error tokerr;
+    memset(&tokerr, 0, sizeof(tokerr));
+    p->lx.err = &tokerr;
+    code_tok t;
+    do {
+        if (code_lex_next(&p->lx, &t)) {
+            if (strcmp(tokerr.type, "MemoryError") == 0 || p->lx.soft ||
+                (p->lx.unclosed_line && p->err->line <= p->lx.unclosed_line))
+                break;
+            *p->err = tokerr;
+            break;
+        }
+    } while (t.kind != CODE_T_END);
+    p->lx.err = p->err;
+}
+
+static int failed(code_parser *p)
+{
+    const char *ty = p->err->type;
+    if (!p->lx.failed && !*p->final && ty &&
+        (strcmp(ty, "SyntaxError") == 0 || strcmp(ty, "IndentationError") == 0 ||
+         strcmp(ty, "NotImplementedError") == 0))
+        recheck_tokens(p);
+    return -1;
 }
 
 /* file: [statements] ENDMARKER */
@@ -432,7 +467,9 @@ int code_parse(const char *src, size_t n, const code_parse_opts *opts, code_aren
     if (p.opts.max_c_stack == 0)
         p.opts.max_c_stack = CODE_PARSE_MAX_C_STACK;
     char probe;
+    bool final = false;
     p.stack_base = (uintptr_t)&probe;
+    p.final = &final;
     p.a = a;
     p.err = err;
     *out = NULL;
@@ -445,11 +482,11 @@ int code_parse(const char *src, size_t n, const code_parse_opts *opts, code_aren
     while (!CP_IS(&p, END)) {
         if (CP_IS(&p, NEWLINE)) {
             if (cp_advance(&p))
-                return -1;
+                return failed(&p);
             continue;
         }
         if (statement(&p, &m->body, &cap))
-            return -1;
+            return failed(&p);
     }
     *out = m;
     return 0;

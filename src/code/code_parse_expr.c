@@ -314,8 +314,7 @@ static code_expr *atom(code_parser *p)
     case CODE_T_STAR:
         return cp_syntax(p, "can't use starred expression here"), NULL;
     case CODE_T_INDENT:
-        return code_error_set(p->err, "IndentationError", p->tok.line, p->tok.col,
-                              "unexpected indent"), NULL;
+        return cp_unexpected_indent(p), NULL;
     case CODE_T_END:
         return cp_syntax(p, p->lx.sub ? "f-string: invalid syntax" : "unexpected end of input"),
                NULL;

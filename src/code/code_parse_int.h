@@ -24,6 +24,9 @@ typedef struct code_parser {
     int in_func;                 /* def or lambda bodies we are in */
     bool in_async;               /* the innermost function is async def */
     int in_loop;                 /* loops in the current function */
+    /* the error is final: no tokenizer recheck (a limit's, "unexpected
+     * indent"); shared with f-string parsers */
+    bool *final;
 } code_parser;
 
 #define CP_IS(p, k) ((p)->tok.kind == CODE_T_##k)
@@ -34,6 +37,7 @@ int cp_expect(code_parser *p, code_tok_kind k);
 int cp_syntax(code_parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cp_refuse(code_parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cp_nomem(code_parser *p);
+int cp_unexpected_indent(code_parser *p);
 int cp_enter(code_parser *p);
 void cp_leave(code_parser *p);
 void *cp_alloc(code_parser *p, size_t n);

@@ -62,6 +62,7 @@ static code_expr *field_expr(code_parser *p, const code_fstr_part *part)
     sp.in_func = p->in_func;
     sp.in_async = p->in_async;
     sp.in_loop = p->in_loop;
+    sp.final = p->final;
     if (cp_enter(&sp) ||
         code_lex_init_sub(&sp.lx, part->s, part->len, part->line, part->col, p->a, p->err,
                           p->opts.max_nesting) ||

@@ -103,6 +103,7 @@ code_expr *cp_finish(code_parser *p, code_expr *e)
     }
     e->height = m + 1;
     if (e->height > p->opts.max_height) {
+        *p->final = true;
         code_error_set(p->err, "SyntaxError", e->line, e->col,
                        "expression too deeply nested (the parser's limit is %u levels)",
                        p->opts.max_height);

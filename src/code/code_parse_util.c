@@ -54,16 +54,23 @@ int cp_refuse(code_parser *p, const char *fmt, ...)
 
 int cp_nomem(code_parser *p)
 {
+    *p->final = true;
     return code_error_set(p->err, "MemoryError", p->tok.line, 0,
                           "memory limit exceeded while parsing");
+}
+
+int cp_unexpected_indent(code_parser *p)
+{
+    *p->final = true;            /* CPython reports it without a tokenizer recheck */
+    return code_error_set(p->err, "IndentationError", p->tok.line, p->tok.col,
+                          "unexpected indent");
 }
 
 int cp_expect(code_parser *p, code_tok_kind k)
 {
     if (p->tok.kind != k) {
         if (p->tok.kind == CODE_T_INDENT)
-            return code_error_set(p->err, "IndentationError", p->tok.line, p->tok.col,
-                                  "unexpected indent");
+            return cp_unexpected_indent(p);
         if (k == CODE_T_COLON || k == CODE_T_RPAR || k == CODE_T_RSQB || k == CODE_T_RBRACE ||
             k == CODE_T_IN || k == CODE_T_NAME || k == CODE_T_IMPORT || k == CODE_T_LPAR)
             return cp_syntax(p, "expected '%s'", code_tok_name(k));
@@ -74,15 +81,19 @@ int cp_expect(code_parser *p, code_tok_kind k)
 
 int cp_enter(code_parser *p)
 {
-    if (++p->depth > p->opts.max_nesting)
+    if (++p->depth > p->opts.max_nesting) {
+        *p->final = true;
         return cp_syntax(p, "too deeply nested (the parser's limit is %d levels)",
                          p->opts.max_nesting);
+    }
     char probe;
     uintptr_t here = (uintptr_t)&probe;
     uintptr_t used = here < p->stack_base ? p->stack_base - here : here - p->stack_base;
-    if (used > p->opts.max_c_stack)
+    if (used > p->opts.max_c_stack) {
+        *p->final = true;
         return code_error_set(p->err, "RecursionError", p->tok.line, p->tok.col,
                               "maximum recursion depth exceeded during parsing");
+    }
     return 0;
 }
 

@@ -160,8 +160,9 @@ static void test_tokens_lines(void **state)
                 "'(' on line 1");
     TOKS(")", "SyntaxError: unmatched ')'");
     TOKS("x = (1,\n", "x = ( 1 , SyntaxError: '(' was never closed");
-    TOKS("a $ b", "a SyntaxError: invalid character '$' (U+0024)");
-    TOKS("a ! b", "a SyntaxError: invalid syntax");
+    /* ASCII characters Python has no use for are the parser's "invalid syntax" */
+    TOKS("a $ b ? ` !", "a an invalid character b an invalid character an invalid character "
+                        "an invalid character NL END");
     TOKS("a\x01", "a SyntaxError: invalid non-printable character U+0001");
     TOKS("x = '\xff'", "SyntaxError: (unicode error) source is not valid UTF-8");
     TOKS("x = '\xed\xa0\x80'", "SyntaxError: (unicode error) source is not valid UTF-8");
@@ -491,7 +492,24 @@ static void test_syntax_errors(void **state)
                                               "on line 1");
     ERR("def f():\n\nx", "IndentationError", 3, "expected an indented block after function "
                                                 "definition on line 1");
-    ERR("for x in y:\n# c\n", "IndentationError", 3, "expected an indented block after 'for'");
+    ERR("for x in y:\n# c\n", "IndentationError", 2, "expected an indented block after 'for'");
+    ERR("if x:\n", "IndentationError", 1, "expected an indented block");   /* CPython's lines */
+    ERR("if x:\n\n\n", "IndentationError", 3, "expected an indented block");
+    ERR("x = $", "SyntaxError", 1, "invalid syntax");
+    ERR("a ! b", "SyntaxError", 1, "invalid syntax");
+    /* after the parser's error, a tokenizer error later in the source wins, as in CPython */
+    ERR("x = 1 $ \"unterminated", "SyntaxError", 1, "unterminated string literal");
+    ERR("f(a b\nc = 'x", "SyntaxError", 2, "unterminated string literal");
+    ERR("x = = 1\ny = 0o9", "SyntaxError", 2, "invalid digit '9' in octal literal");
+    ERR("class A: pass\nx = (]", "SyntaxError", 2, "closing parenthesis ']' does not match");
+    ERR("x = (1,\n2 3", "SyntaxError", 1, "'(' was never closed");
+    /* ... but not an open bracket after the error's line, nor the errors CPython reports
+     * only when its parser reaches them, nor after "unexpected indent" */
+    ERR("x = $\n(", "SyntaxError", 1, "invalid syntax");
+    ERR("x = 1 +\ny = (1,", "SyntaxError", 1, "invalid syntax");
+    ERR("x = = 1\nif x:\n  a\n b", "SyntaxError", 1, "invalid syntax");
+    ERR("x = = 1\ny = 1 \\ 2", "SyntaxError", 1, "invalid syntax");
+    ERR("  x\ny = \"abc", "IndentationError", 1, "unexpected indent");
     ERR("  x = 1", "IndentationError", 1, "unexpected indent");
     ERR("x = 1\n    y = 2", "IndentationError", 2, "unexpected indent");
     ERR("if x:\n    a\n  b", "IndentationError", 3, "unindent does not match");
