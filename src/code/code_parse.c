@@ -135,7 +135,7 @@ static code_stmt *names_stmt(code_parser *p, code_stmt_kind kind)
     if (!s)
         return NULL;
     if (kind == CODE_S_NONLOCAL && p->in_func == 0)
-        return cp_syntax(p, "nonlocal declaration not allowed at module level"), NULL;
+        cp_later(p, p->tok.line, p->tok.col, "nonlocal declaration not allowed at module level");
     if (cp_advance(p))
         return NULL;
     uint32_t cap = 0;
@@ -266,16 +266,16 @@ static code_stmt *simple_stmt(code_parser *p)
     case CODE_T_BREAK:
     case CODE_T_CONTINUE:
         if (CP_IS(p, BREAK) && !p->in_loop)
-            return cp_syntax(p, "'break' outside loop"), NULL;
+            cp_later(p, line, col, "'break' outside loop");
         if (CP_IS(p, CONTINUE) && !p->in_loop)
-            return cp_syntax(p, "'continue' not properly in loop"), NULL;
+            cp_later(p, line, col, "'continue' not properly in loop");
         s = cp_new_stmt(p, CP_IS(p, PASS) ? CODE_S_PASS : CP_IS(p, BREAK) ? CODE_S_BREAK
                                                                        : CODE_S_CONTINUE,
                      line, col);
         return s && !cp_advance(p) ? s : NULL;
     case CODE_T_RETURN:
         if (!p->in_func)
-            return cp_syntax(p, "'return' outside function"), NULL;
+            cp_later(p, line, col, "'return' outside function");
         if (!(s = cp_new_stmt(p, CODE_S_RETURN, line, col)) || cp_advance(p))
             return NULL;
         if (!ends_simple(p) && !(s->u.expr.value = cp_exprlist(p, false)))
@@ -468,6 +468,9 @@ int code_parse(const char *src, size_t n, const code_parse_opts *opts, code_aren
         p.opts.max_c_stack = CODE_PARSE_MAX_C_STACK;
     char probe;
     bool final = false;
+    code_error later;
+    memset(&later, 0, sizeof(later));
+    p.later = &later;
     p.stack_base = (uintptr_t)&probe;
     p.final = &final;
     p.a = a;
@@ -487,6 +490,10 @@ int code_parse(const char *src, size_t n, const code_parse_opts *opts, code_aren
         }
         if (statement(&p, &m->body, &cap))
             return failed(&p);
+    }
+    if (later.type) {
+        *err = later;
+        return -1;
     }
     *out = m;
     return 0;

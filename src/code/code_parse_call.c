@@ -89,9 +89,8 @@ code_params *cp_params(code_parser *p, bool lambda)
             if (param(p, &tmp, lambda, true))
                 return NULL;
             if (params_has(ps, tmp.name))
-                return code_error_set(p->err, "SyntaxError", tmp.line, tmp.col,
-                                      "duplicate argument '%s' in function definition",
-                                      tmp.name), NULL;
+                cp_later(p, tmp.line, tmp.col, "duplicate argument '%s' in function definition",
+                         tmp.name);
             code_param *slot;
             if (star) {
                 slot = cp_push(p, &ps->kwonly, &ps->nkwonly, &kcap, sizeof(*slot));
@@ -130,9 +129,8 @@ code_params *cp_params(code_parser *p, bool lambda)
             if (i == 1 && ps->vararg)
                 count += strcmp(ps->vararg->name, sp[i]->name) == 0;
             if (count)
-                return code_error_set(p->err, "SyntaxError", sp[i]->line, sp[i]->col,
-                                      "duplicate argument '%s' in function definition",
-                                      sp[i]->name), NULL;
+                cp_later(p, sp[i]->line, sp[i]->col,
+                         "duplicate argument '%s' in function definition", sp[i]->name);
         }
     }
     return ps;
@@ -196,9 +194,8 @@ code_expr *cp_call(code_parser *p, code_expr *fn)
                 for (uint32_t i = 0; i < e->u.call.nkws; i++)
                     if (e->u.call.kws[i].name && strcmp(e->u.call.kws[i].name,
                                                         a->u.str.text) == 0)
-                        return code_error_set(p->err, "SyntaxError", a->line, a->col,
-                                              "keyword argument repeated: %s",
-                                              a->u.str.text), NULL;
+                        cp_later(p, a->line, a->col, "keyword argument repeated: %s",
+                                 a->u.str.text);
                 code_kw *kw = cp_push(p, &e->u.call.kws, &e->u.call.nkws, &kcap, sizeof(*kw));
                 if (!kw || cp_advance(p))
                     return NULL;
@@ -234,7 +231,7 @@ code_expr *cp_call(code_parser *p, code_expr *fn)
         if (cp_advance(p))
             return NULL;
     }
-    if (cp_expect(p, CODE_T_RPAR))
+    if (cp_close(p, CODE_T_RPAR))
         return NULL;
     return cp_finish(p, e);
 }
@@ -297,7 +294,7 @@ code_expr *cp_subscript(code_parser *p, code_expr *obj)
             return NULL;
     }
     e->u.bin.r = first;
-    if (cp_expect(p, CODE_T_RSQB))
+    if (cp_close(p, CODE_T_RSQB))
         return NULL;
     return cp_finish(p, e);
 }

@@ -30,6 +30,8 @@ code_expr *cp_expr(code_parser *p)
         }
     }
     cp_leave(p);
+    if (e)
+        p->last = e;
     return e;
 }
 
@@ -220,8 +222,8 @@ static code_expr *power(code_parser *p)
     code_expr *base;
     if (CP_IS(p, AWAIT)) {
         if (!p->in_async && !(p->in_func == 0 && p->opts.top_level_await))
-            return cp_syntax(p, p->in_func ? "'await' outside async function"
-                                           : "'await' outside function"), NULL;
+            cp_later(p, p->tok.line, p->tok.col, p->in_func ? "'await' outside async function"
+                                                            : "'await' outside function");
         code_expr *a = cp_new(p, CODE_E_AWAIT, p->tok.line, p->tok.col);
         if (!a || cp_advance(p) || !(a->u.unary.x = primary(p)))
             return NULL;
@@ -254,7 +256,7 @@ static code_expr *primary(code_parser *p)
             if (!a || cp_advance(p))
                 return NULL;
             if (!CP_IS(p, NAME))
-                return cp_syntax(p, "invalid syntax (expected a name after '.')"), NULL;
+                return cp_syntax(p, "invalid syntax"), NULL;
             a->u.attr.obj = e;
             a->u.attr.name = p->tok.s;
             if (cp_advance(p))

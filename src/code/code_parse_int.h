@@ -27,6 +27,11 @@ typedef struct code_parser {
     /* the error is final: no tokenizer recheck (a limit's, "unexpected
      * indent"); shared with f-string parsers */
     bool *final;
+    /* the first of the errors CPython finds only after parsing (in its symbol
+     * table and compiler: 'return' outside function, duplicate arguments...):
+     * reported when the whole source parses; shared with f-string parsers */
+    code_error *later;
+    code_expr *last;             /* the last expression parsed, for "forgot a comma?" */
 } code_parser;
 
 #define CP_IS(p, k) ((p)->tok.kind == CODE_T_##k)
@@ -34,10 +39,16 @@ typedef struct code_parser {
 int cp_advance(code_parser *p);
 const code_tok *cp_peek(code_parser *p);
 int cp_expect(code_parser *p, code_tok_kind k);
+/* A closing bracket: like cp_expect, but an expression where it should be
+ * is CPython's "invalid syntax. Perhaps you forgot a comma?" */
+int cp_close(code_parser *p, code_tok_kind k);
 int cp_syntax(code_parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cp_refuse(code_parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cp_nomem(code_parser *p);
 int cp_unexpected_indent(code_parser *p);
+/* Records a SyntaxError for after the parse (see later); parsing goes on. */
+void cp_later(code_parser *p, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 int cp_enter(code_parser *p);
 void cp_leave(code_parser *p);
 void *cp_alloc(code_parser *p, size_t n);

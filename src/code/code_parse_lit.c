@@ -63,6 +63,7 @@ static code_expr *field_expr(code_parser *p, const code_fstr_part *part)
     sp.in_async = p->in_async;
     sp.in_loop = p->in_loop;
     sp.final = p->final;
+    sp.later = p->later;
     if (cp_enter(&sp) ||
         code_lex_init_sub(&sp.lx, part->s, part->len, part->line, part->col, p->a, p->err,
                           p->opts.max_nesting) ||
@@ -73,8 +74,10 @@ static code_expr *field_expr(code_parser *p, const code_fstr_part *part)
         return NULL;
     if (e->kind == CODE_E_STARRED)
         return cp_syntax(&sp, "f-string: can't use starred expression here"), NULL;
-    if (!CP_IS(&sp, END))
-        return cp_syntax(&sp, "f-string: invalid syntax"), NULL;
+    if (!CP_IS(&sp, END)) {
+        cp_close(&sp, CODE_T_END);
+        return NULL;
+    }
     return e;
 }
 
@@ -197,6 +200,7 @@ code_expr *cp_strings(code_parser *p)
 int cp_comp_clauses(code_parser *p, code_expr *e)
 {
     uint32_t cap = 0;
+    p->last = NULL;
     while (CP_IS(p, FOR) || CP_IS(p, ASYNC)) {
         if (CP_IS(p, ASYNC))
             return cp_refuse(p, "asynchronous comprehensions ('async for') are not supported");
@@ -244,7 +248,7 @@ static code_expr *sequence(code_parser *p, code_expr *e, code_expr *first, code_
         if (!x || cp_push_expr(p, &e->u.seq.v, &e->u.seq.n, &cap, x))
             return NULL;
     }
-    if (cp_expect(p, close))
+    if (cp_close(p, close))
         return NULL;
     return cp_finish(p, e);
 }
@@ -288,7 +292,7 @@ code_expr *cp_paren(code_parser *p)
             code_expr *t = cp_new(p, CODE_E_TUPLE, line, col);
             e = t ? sequence(p, t, first, CODE_T_RPAR) : NULL;
         } else {
-            if (cp_expect(p, CODE_T_RPAR))
+            if (cp_close(p, CODE_T_RPAR))
                 return NULL;
             if (first->kind == CODE_E_STARRED)
                 return code_error_set(p->err, "SyntaxError", first->line, first->col,
@@ -393,7 +397,7 @@ code_expr *cp_brace(code_parser *p)
                 return NULL;
             e->u.comp.elt = k;
             e->u.comp.value = v;
-            if (cp_comp_clauses(p, e) || cp_expect(p, CODE_T_RBRACE) || !cp_finish(p, e))
+            if (cp_comp_clauses(p, e) || cp_close(p, CODE_T_RBRACE) || !cp_finish(p, e))
                 return NULL;
             return e;
         }
@@ -411,7 +415,7 @@ code_expr *cp_brace(code_parser *p)
         if (dict_item(p, &k, &v) || dict_push(p, e, &kcap, &vcap, k, v))
             return NULL;
     }
-    if (cp_expect(p, CODE_T_RBRACE))
+    if (cp_close(p, CODE_T_RBRACE))
         return NULL;
     return cp_finish(p, e);
 }

@@ -59,6 +59,18 @@ int cp_nomem(code_parser *p)
                           "memory limit exceeded while parsing");
 }
 
+void cp_later(code_parser *p, int line, int col, const char *fmt, ...)
+{
+    if (p->later->type)
+        return;
+    char msg[sizeof(p->later->msg)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    code_error_set(p->later, "SyntaxError", line, col, "%s", msg);
+}
+
 int cp_unexpected_indent(code_parser *p)
 {
     *p->final = true;            /* CPython reports it without a tokenizer recheck */
@@ -71,12 +83,24 @@ int cp_expect(code_parser *p, code_tok_kind k)
     if (p->tok.kind != k) {
         if (p->tok.kind == CODE_T_INDENT)
             return cp_unexpected_indent(p);
-        if (k == CODE_T_COLON || k == CODE_T_RPAR || k == CODE_T_RSQB || k == CODE_T_RBRACE ||
-            k == CODE_T_IN || k == CODE_T_NAME || k == CODE_T_IMPORT || k == CODE_T_LPAR)
-            return cp_syntax(p, "expected '%s'", code_tok_name(k));
+        if (k == CODE_T_COLON)   /* the one "expected" message CPython 3.11 has */
+            return cp_syntax(p, "expected ':'");
         return cp_syntax(p, "invalid syntax");
     }
     return cp_advance(p);
+}
+
+int cp_close(code_parser *p, code_tok_kind k)
+{
+    code_tok_kind t = p->tok.kind;
+    const code_expr *a = p->last;
+    if (t != k && a && cp_starts_expr(t) && t != CODE_T_STAR && t != CODE_T_YIELD &&
+        !(a->kind == CODE_E_NAME && !a->parens && t == CODE_T_STRING))
+        return code_error_set(p->err, "SyntaxError", a->line, a->col, "%sinvalid syntax. "
+                              "Perhaps you forgot a comma?", p->lx.sub ? "f-string: " : "");
+    if (k == CODE_T_END && t != k)
+        return cp_syntax(p, "f-string: invalid syntax");   /* the end of a field's expression */
+    return cp_expect(p, k);
 }
 
 int cp_enter(code_parser *p)
