@@ -279,8 +279,11 @@ static int lex_string(code_lexer *lx, code_tok *t, uint8_t flags)
         t->body_col = body_col;
         return 0;
     }
-    return code_str_decode(body, n, flags, false, body_line, lx->arena, lx->err, &t->s,
-                           &t->len);
+    lx->decode = true;
+    if (code_str_decode(body, n, flags, false, body_line, lx->arena, lx->err, &t->s, &t->len))
+        return -1;
+    lx->decode = false;
+    return 0;
 }
 
 /* A name made only of string prefix letters, followed by a quote. */

@@ -86,6 +86,8 @@ typedef struct code_lexer {
     bool sub;                    /* an f-string expression: one implicit bracket */
     bool failed;                 /* an error was reported */
     bool soft;                   /* ... one CPython reports only when the parser reaches it */
+    bool decode;                 /* ... a literal's escapes or bytes: CPython's parser
+                                  * reports it, after which lexing may go on */
     int unclosed_line;           /* the error was a bracket left open there */
 } code_lexer;
 
@@ -107,7 +109,7 @@ const char *code_tok_name(code_tok_kind k);
 
 /* Decodes a literal's body (escapes, unless raw; CRLF and CR become LF) into
  * the arena. For an f-string's literal parts, braces=true turns "{{" and "}}"
- * into one brace. */
+ * into one brace. line is the body's first line, for errors. */
 int code_str_decode(const char *body, size_t n, uint8_t sflags, bool braces, int line,
                     code_arena *a, code_error *err, const char **out, size_t *outn);
 

@@ -423,12 +423,14 @@ static int statement(code_parser *p, code_block *b, uint32_t *cap)
  * SyntaxErrors and refusals alike: a source with a later tokenizer error is not
  * Python, whatever construct came first. Not for "unexpected indent", nor for
  * the tokenizer errors CPython reports only when its parser reaches them
- * (indentation, a line continuation). */
+ * (indentation, a line continuation). A literal's bad escape counts as the
+ * parser's error: CPython decodes literals in its parser. */
 static void recheck_tokens(code_parser *p)
 {
     code_error tokerr;
     memset(&tokerr, 0, sizeof(tokerr));
     p->lx.err = &tokerr;
+    p->lx.failed = false;        /* after a literal's decoding error, lexing goes on */
     code_tok t;
     do {
         if (code_lex_next(&p->lx, &t)) {
@@ -445,7 +447,7 @@ static void recheck_tokens(code_parser *p)
 static int failed(code_parser *p)
 {
     const char *ty = p->err->type;
-    if (!p->lx.failed && !*p->final && ty &&
+    if ((!p->lx.failed || p->lx.decode) && !*p->final && ty &&
         (strcmp(ty, "SyntaxError") == 0 || strcmp(ty, "IndentationError") == 0 ||
          strcmp(ty, "NotImplementedError") == 0))
         recheck_tokens(p);

@@ -506,6 +506,8 @@ static void test_syntax_errors(void **state)
     /* ... but not an open bracket after the error's line, nor the errors CPython reports
      * only when its parser reaches them, nor after "unexpected indent" */
     ERR("x = $\n(", "SyntaxError", 1, "invalid syntax");
+    ERR("x = '\\x4'\ny = 'abc", "SyntaxError", 2, "unterminated string literal");
+    ERR("x = '\\x4'\ny = 1", "SyntaxError", 1, "truncated \\xXX escape");
     /* errors CPython finds after parsing (symbol table, compiler) come after syntax errors */
     ERR("return 1\nx = = 2", "SyntaxError", 2, "invalid syntax");
     ERR("def f(a, a): pass\nx = (", "SyntaxError", 2, "'(' was never closed");
