@@ -232,16 +232,19 @@ static int field(code_fstr_iter *it, code_fstr_part *part, code_error *err)
                     (!triple || (it->end - it->p >= 3 && it->p[1] == c && it->p[2] == c)))
                     break;
                 if (*it->p == '\\')
-                    return ferr(it, err, "expression part cannot include a backslash");
+                    return code_error_set(err, "SyntaxError", it->line, it->col,
+                                          "f-string expression part cannot include a backslash");
                 adv(it);
             }
             for (int i = 0; i < k; i++)
                 adv(it);
             continue;
         } else if (c == '\\') {
-            return ferr(it, err, "expression part cannot include a backslash");
+            return code_error_set(err, "SyntaxError", it->line, it->col,
+                                  "f-string expression part cannot include a backslash");
         } else if (c == '#') {
-            return ferr(it, err, "expression part cannot include '#'");
+            return code_error_set(err, "SyntaxError", it->line, it->col,
+                                  "f-string expression part cannot include '#'");
         } else if (depth == 0 && c == '!' && c1 != '=') {
             break;
         } else if (depth == 0 && c == ':') {

@@ -282,8 +282,8 @@ static void test_fstrings(void **state)
     ERR("f'{x'", "SyntaxError", 1, "f-string: expecting '}'");
     ERR("f'{x!}'", "SyntaxError", 1, "f-string: invalid conversion character");
     ERR("f'{x!z}'", "SyntaxError", 1, "f-string: invalid conversion character");
-    ERR("f'{x#}'", "SyntaxError", 1, "f-string: expression part cannot include '#'");
-    ERR("f'{\\'x\\'}'", "SyntaxError", 1, "f-string: expression part cannot include a backslash");
+    ERR("f'{x#}'", "SyntaxError", 1, "f-string expression part cannot include '#'");
+    ERR("f'{\\'x\\'}'", "SyntaxError", 1, "f-string expression part cannot include a backslash");
     ERR("f'{a:{b:{c}}}'", "SyntaxError", 1, "f-string: expressions nested too deeply");
     ERR("f'{a b}'", "SyntaxError", 1, "f-string: invalid syntax");
     ERR("f'{*a}'", "SyntaxError", 1, "can't use starred expression here");
