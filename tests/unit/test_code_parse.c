@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -948,6 +949,79 @@ static void test_positions_and_dump(void **state)
     done(&r);
 }
 
+static void test_options(void **state)
+{
+    /* top-level await, for hosts that want it (CPython refuses it) */
+    code_parse_opts o = {.top_level_await = true};
+    parsed r;
+    const char *src = "x = await f()\nawait asyncio.gather(a(), b())";
+    parse_opts(&r, src, strlen(src), &o);
+    assert_int_equal(r.rc, 0);
+    code_ast_dump(r.mod, dump, sizeof(dump));
+    assert_string_equal(dump, "(= x (await (call f)))\n(expr (await (call (. asyncio gather) "
+                              "(call a) (call b))))");
+    done(&r);
+    parse_opts(&r, src, strlen(src), NULL);
+    assert_int_equal(r.rc, -1);
+    assert_string_equal(r.err.msg, "'await' outside function");
+    done(&r);
+    /* still refused in a plain function */
+    src = "def f():\n    await g()";
+    parse_opts(&r, src, strlen(src), &o);
+    assert_int_equal(r.rc, -1);
+    assert_string_equal(r.err.msg, "'await' outside async function");
+    done(&r);
+}
+
+/* The library keeps no global state: threads parse at once, each with its own
+ * memory, and get the same trees. */
+typedef struct job {
+    const char *src;
+    char *out;
+    int rc;
+} job;
+
+static void *parse_thread(void *arg)
+{
+    job *j = arg;
+    for (int i = 0; i < 50 && j->rc == 0; i++) {
+        code_mem m;
+        code_mem_init(&m, NULL, NULL, 64u << 20, 0);
+        code_arena a;
+        code_arena_init(&a, &m);
+        code_error err = {0};
+        code_module *mod;
+        j->rc = code_parse(j->src, strlen(j->src), NULL, &a, &mod, &err);
+        if (j->rc == 0)
+            code_ast_dump(mod, j->out, 1 << 16);
+        code_arena_free(&a);
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    const char *src =
+        "def f(a, *b, c=1, **d):\n"
+        "    return [x * 2 for x in a if x], {k: v for k, v in d.items()}\n"
+        "y = f'{a!r:>{w}} and {b=}' + 'x' 'y'\n"
+        "try:\n    z = f([1, 2], c=2)\nexcept (ValueError, KeyError) as e:\n    raise\n";
+    enum { N = 4 };
+    pthread_t th[N];
+    job jobs[N];
+    for (int i = 0; i < N; i++) {
+        jobs[i] = (job){src, malloc(1 << 16), 0};
+        assert_int_equal(pthread_create(&th[i], NULL, parse_thread, &jobs[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(jobs[i].rc, 0);
+        assert_string_equal(jobs[i].out, jobs[0].out);
+    }
+    for (int i = 0; i < N; i++)
+        free(jobs[i].out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -959,6 +1033,7 @@ int main(void)
         cmocka_unit_test(test_depth_limits),     cmocka_unit_test(test_height_limits),
         cmocka_unit_test(test_c_stack_guard),    cmocka_unit_test(test_memory_limits),
         cmocka_unit_test(test_huge_literals),    cmocka_unit_test(test_positions_and_dump),
+        cmocka_unit_test(test_options),          cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
