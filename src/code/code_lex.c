@@ -11,6 +11,12 @@ static const char *const tok_names[] = {
 #undef CODE_TOK_NAME
 };
 
+static const unsigned char tok_lens[] = {
+#define CODE_TOK_LEN(n, s) sizeof(s) - 1,
+    CODE_TOKENS(CODE_TOK_LEN)
+#undef CODE_TOK_LEN
+};
+
 const char *code_tok_name(code_tok_kind k)
 {
     return k < CODE_T__COUNT ? tok_names[k] : "?";
@@ -313,7 +319,7 @@ static code_tok_kind keyword(const char *s, size_t n)
         return CODE_T_NAME;      /* "as" .. "continue", "nonlocal" */
     for (int k = CODE_T_FALSE; k <= CODE_T_YIELD; k++) {
         const char *kw = tok_names[k];
-        if (kw[0] == s[0] && strlen(kw) == n && memcmp(kw, s, n) == 0)
+        if (tok_lens[k] == n && kw[0] == s[0] && memcmp(kw, s, n) == 0)
             return (code_tok_kind)k;
     }
     return CODE_T_NAME;
