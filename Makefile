@@ -1,6 +1,6 @@
 # cella: the two commands that matter are `make run` and `make test`.
 # Plain `make` builds build/cella; each target first installs what is missing.
-.PHONY: all deps build asan run test test-default test-asan bench fuzz clean
+.PHONY: all deps build asan run test test-default test-asan test-fuzz bench fuzz clean
 
 all: build
 
@@ -18,13 +18,24 @@ asan: deps
 run: build
 	./build/cella serve
 
-test: test-default test-asan
+test: test-default test-asan test-fuzz
 
 test-default: build
 	ctest --preset default
 
 test-asan: asan
 	ctest --preset asan
+
+# The short fuzz pass of every `make test`: each libFuzzer target for
+# FUZZ_CI_SECONDS from its seed corpus, as CTest tests (label fuzz), two at
+# a time; a crash, leak, timeout or broken invariant fails it.
+FUZZ_TARGETS = proto args text config http glob tar routes paths sed code_parse
+FUZZ_CI_SECONDS ?= 10
+test-fuzz:
+	@sh scripts/deps.sh fuzz
+	@cmake --preset fuzz -DCELLA_FUZZ_SECONDS=$(FUZZ_CI_SECONDS) >/dev/null
+	@cmake --build --preset fuzz --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	ctest --preset fuzz
 
 bench: build
 	@sh scripts/deps.sh bench
@@ -38,11 +49,11 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	@sh scripts/deps.sh fuzz
 	@cmake --preset fuzz >/dev/null
-	@cmake --build --preset fuzz --target fuzz_proto fuzz_args fuzz_text fuzz_config fuzz_http fuzz_glob fuzz_tar fuzz_code_parse
-	@for t in proto args text config http glob tar code_parse; do \
+	@cmake --build --preset fuzz --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p build-fuzz/corpus/$$t; \
 	  ./build-fuzz/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	    $$([ -f fuzz/$$t.dict ] && echo -dict=fuzz/$$t.dict) \
+	    -artifact_prefix=build-fuzz/ $$([ -f fuzz/$$t.dict ] && echo -dict=fuzz/$$t.dict) \
 	    build-fuzz/corpus/$$t fuzz/corpus/$$t || exit 1; \
 	done
 

@@ -18,6 +18,7 @@ enum builtin_status {
     BUILTIN_UNSUPPORTED = 72,     /* operation unsupported (S219) */
     BUILTIN_QUOTA = 73,           /* the workspace quota would be exceeded (S400) */
     BUILTIN_PARENT_MISSING = 74,  /* a write's parent is missing (S211, fix parents:true) */
+    BUILTIN_TIMED_OUT = 75,       /* the caller's deadline_ms passed first (S200) */
 };
 
 #endif

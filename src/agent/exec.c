@@ -151,9 +151,9 @@ __attribute__((noreturn)) static void exec_child(agent *a, char *const argv[], c
         child_report(report, STAGE_SETUP, errno);
     struct rlimit fsize = {a->rlimit_fsize, a->rlimit_fsize};
     struct rlimit nofile = {a->rlimit_nofile, a->rlimit_nofile};
-    struct rlimit nocore = {0, 0};
-    if (setrlimit(RLIMIT_FSIZE, &fsize) < 0 || setrlimit(RLIMIT_NOFILE, &nofile) < 0 ||
-        setrlimit(RLIMIT_CORE, &nocore) < 0)
+    /* RLIMIT_CORE is the agent's own (1, set at setup), inherited: the
+     * filter refuses changing it, here too. */
+    if (setrlimit(RLIMIT_FSIZE, &fsize) < 0 || setrlimit(RLIMIT_NOFILE, &nofile) < 0)
         child_report(report, STAGE_SETUP, errno);
     if (a->root_mapped) {
         /* Become the sandbox user: this also clears every capability the

@@ -92,10 +92,18 @@ int fs_op_mv(const fs_args *a, jsonw *w);
 int fs_op_grep(const fs_args *a, jsonw *w);
 int fs_op_sed(const fs_args *a, jsonw *w);
 int fs_op_glob(const fs_args *a, jsonw *w);
+/* sed's replacement (iii's syntax, Rust regex's) rewritten for
+ * pcre2_substitute, appended to out (fs_sed.c says how). */
+void sed_repl_translate(cbuf *out, const char *r);
 /* fs_tar_create.c: writes its header line and the archive to stdout itself. */
 int fs_op_tar_create(const fs_args *a, jsonw *w);
 /* fs_tar_extract.c: reads the archive from stdin. */
 int fs_op_tar_extract(const fs_args *a, jsonw *w);
+/* An entry's name (or a hard link's target), lexically cleaned into out
+ * (cap bytes): "." and empty components dropped, "" for the target
+ * itself; *slash says whether it ended with "/", *depth counts its
+ * components. NULL, or why the name is unsafe (absolute, "..", too long). */
+const char *tar_clean_name(const char *in, char *out, size_t cap, bool *slash, unsigned *depth);
 
 /* fs_beneath.c: a path resolved beneath the directory root (whose absolute
  * path is root_abs), symlinks followed while they stay beneath it, without

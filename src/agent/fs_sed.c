@@ -70,7 +70,7 @@ static void repl_ref(cbuf *out, const char *name, size_t n)
  * [0-9A-Za-z_], "${name}" anything up to "}"; a name of digits is a group
  * number ("$1a" is the group named "1a", as in Rust: use "${1}a"); a "$"
  * that starts neither is itself; a backslash is an ordinary character. */
-static void repl_translate(cbuf *out, const char *r)
+void sed_repl_translate(cbuf *out, const char *r)
 {
     for (size_t i = 0; r[i];) {
         if (r[i] != '$') {
@@ -390,7 +390,7 @@ int fs_op_sed(const fs_args *a, jsonw *w)
         return rc;
     cbuf_init(&s.repl);
     if (regex)
-        repl_translate(&s.repl, repl);
+        sed_repl_translate(&s.repl, repl);
     else
         cbuf_append(&s.repl, repl, strlen(repl));
     /* Lines and the replacement were checked as UTF-8 (NO_UTF_CHECK). */

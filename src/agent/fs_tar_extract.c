@@ -2,7 +2,7 @@
  * (the format is util/tar.c's; fs_int.h has the protocol; tar-create is
  * fs_tar_create.c's).
  *
- * tar-extract {path, parents=0, quota=0, atomic=0, follow=0} <- stdin (a plain tar)
+ * tar-extract {path, parents=0, quota=0, atomic=0, follow=0, deadline_ms=0} <- stdin (a plain tar)
  *   -> {"path":ABS,"entries":N,"bytes":TOTAL}
  *
  * Every entry lands beneath the target directory, whatever the archive or
@@ -62,6 +62,7 @@
 
 #include "agent/fs_int.h"
 #include "agent/fs_quota.h"
+#include "agent/fs_walk.h"
 #include "util/alloc.h"
 #include "util/err.h"
 #include "util/fdio.h"
@@ -136,7 +137,7 @@ static int reader_fail(tar_x *x, int st)
 
 /* in, lexically cleaned into out: "." and empty components dropped (out
  * is "" for the target itself). Returns NULL, or why in is unsafe. */
-static const char *clean_name(const char *in, char *out, size_t cap, bool *slash, unsigned *depth)
+const char *tar_clean_name(const char *in, char *out, size_t cap, bool *slash, unsigned *depth)
 {
     if (!*in)
         return "empty name";
@@ -490,7 +491,7 @@ static int x_hardlink(tar_x *x, int dir, const char *leaf)
 {
     bool slash;
     unsigned depth;
-    const char *why = clean_name(x->e.linkname, x->link, sizeof(x->link), &slash, &depth);
+    const char *why = tar_clean_name(x->e.linkname, x->link, sizeof(x->link), &slash, &depth);
     if (!why && !x->link[0])
         why = "empty name";
     if (why)
@@ -555,7 +556,7 @@ static int x_entry(tar_x *x)
     tar_entry *e = &x->e;
     bool slash = false;
     unsigned depth = 0;
-    const char *why = clean_name(e->name, x->name, sizeof(x->name), &slash, &depth);
+    const char *why = tar_clean_name(e->name, x->name, sizeof(x->name), &slash, &depth);
     char type = e->type;
     if ((type == '0' || type == '7') && slash)
         type = '5';               /* a v7 directory: a regular entry named "d/" */
@@ -743,15 +744,25 @@ static char *root_path(int root, const char *path)
     return abs;
 }
 
+static int past_deadline(const tar_x *x, uint64_t ms)
+{
+    return fs_fail(BUILTIN_TIMED_OUT, "the extract passed its deadline of %llu ms after %llu "
+                   "entries%s", (unsigned long long)ms, (unsigned long long)x->entries,
+                   x->atomic ? "; nothing was changed" : "");
+}
+
 int fs_op_tar_extract(const fs_args *a, jsonw *w)
 {
     const char *path;
     bool parents, atomic, follow;
+    uint64_t deadline_ms;
     fsq q;
     if (fs_arg_path(a, "path", &path) < 0 || fs_arg_bool(a, "parents", false, &parents) < 0 ||
         fsq_begin(&q, a) != BUILTIN_OK || fs_arg_bool(a, "atomic", false, &atomic) < 0 ||
-        fs_arg_bool(a, "follow", false, &follow) < 0)
+        fs_arg_bool(a, "follow", false, &follow) < 0 ||
+        fs_arg_u64(a, "deadline_ms", 0, &deadline_ms) < 0)
         return BUILTIN_USAGE;
+    uint64_t deadline = fs_deadline_at(deadline_ms);
     /* An archive that may make symlinks is never extracted through them. */
     if (follow && !atomic)
         return fs_fail(BUILTIN_USAGE, "follow=1 goes with atomic=1 only");
@@ -774,6 +785,10 @@ int fs_op_tar_extract(const fs_args *a, jsonw *w)
     tar_reader_init(&x->rd, read_stdin, NULL);
     int rc;
     for (;;) {
+        if (fs_past(deadline)) {
+            rc = past_deadline(x, deadline_ms);
+            break;
+        }
         int st = tar_next(&x->rd, &x->e);
         if (st == TAR_END) {
             rc = BUILTIN_OK;
@@ -788,6 +803,8 @@ int fs_op_tar_extract(const fs_args *a, jsonw *w)
     }
     /* Before finish_dirs: a directory it makes read-only would refuse the
      * renames and the clean-up. */
+    if (x->atomic && rc == BUILTIN_OK && fs_past(deadline))
+        rc = past_deadline(x, deadline_ms);
     if (x->atomic && rc == BUILTIN_OK)
         rc = fsq_commit(&x->q, x->q.hidden, commit_frees, commit_apply, x, "the archive");
     fsq_end(&x->q);

@@ -90,6 +90,7 @@ enum proto_op_kind {
     OP_DEVPTS,           /* new devpts instance at dest */
     OP_MASK,             /* hide dest (a file: /dev/null over it; a dir: empty read-only tmpfs) */
     OP_REMOUNT_RO,       /* make the mount at dest read-only */
+    OP_DETACH,           /* detach the mount at dest (a staging one; binds made from it stay) */
     OP_KIND_MAX
 };
 
@@ -103,6 +104,12 @@ enum {
      * image's root): reached through the descriptor, never by a host path
      * that the new root (mounted on /tmp) or anything else could shadow. */
     OPF_SRC_AT = 1 << 5,
+    /* OP_BIND of a directory: a read-only overlay of it rather than a bind.
+     * Every sandbox opens the same inodes of the shared image, and flock()
+     * and inotify attach to inodes: through a bind, one sandbox could block
+     * another's flock() or watch its reads. An overlay's inodes are its
+     * own. A plain bind where the kernel has no overlayfs for us. */
+    OPF_OWN_INODES = 1 << 6,
 };
 
 typedef struct proto_op {

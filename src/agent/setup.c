@@ -134,6 +134,23 @@ static int open_image_entry(int root, const char *rel, cella_err *err)
     return fd;
 }
 
+/* A read-only overlay of the directory src at dest (OPF_OWN_INODES says
+ * why). Without an upper layer overlayfs wants two lower ones: the second is
+ * the new root's /proc directory, empty, which the sandbox's proc covers
+ * later (so no stray directory shows in /). Returns -1 where the kernel
+ * refuses (no overlayfs, or none in a user namespace): then a bind. */
+static int overlay_ro(const char *src, const char *dest)
+{
+    const char *empty = NEWROOT "/proc";
+    if (mkdir(empty, 0555) < 0 && errno != EEXIST)
+        return -1;
+    char opts[PATH_MAX + 64];
+    if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=%s:%s", src, empty) >= sizeof(opts) ||
+        strpbrk(src, ",:\\"))   /* the option syntax's own characters */
+        return -1;
+    return mount("overlay", dest, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts);
+}
+
 static int op_bind(const proto_op *op, const char *dest, const int *fds, size_t nfds,
                    cella_err *err)
 {
@@ -160,6 +177,8 @@ static int op_bind(const proto_op *op, const char *dest, const int *fds, size_t 
     }
     if (mountpoint(dest, S_ISDIR(st.st_mode), err) < 0)
         return -1;
+    if ((op->flags & OPF_OWN_INODES) && S_ISDIR(st.st_mode) && overlay_ro(src, dest) == 0)
+        return 0;
     if (mount(src, dest, NULL, MS_BIND, NULL) < 0)
         return cella_err_set(err, errno, "bind %s", op->src);
     return remount(dest, op_mount_flags(op->flags), err);
@@ -303,6 +322,10 @@ static int run_op(const proto_op *op, const int *fds, size_t nfds, cella_err *er
         return op_mask(op, dest, err);
     case OP_REMOUNT_RO:
         return remount(dest, MS_RDONLY, err);
+    case OP_DETACH:
+        if (umount2(dest, MNT_DETACH) < 0)
+            return cella_err_set(err, errno, "detach %s", op->dest);
+        return 0;
     default:
         return cella_err_set(err, 0, "setup: unknown op %u", op->kind);
     }
@@ -411,7 +434,12 @@ int agent_setup(agent *a, const proto_setup *s, int *fds, size_t nfds, cella_err
     a->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (a->devnull < 0)
         return cella_err_set(err, errno, "open /dev/null");
-    struct rlimit nocore = {0, 0};
+    /* 1, not 0: a core_pattern that pipes to a helper ignores RLIMIT_CORE
+     * except the value 1, which the kernel refuses to dump at all (and 1
+     * byte is below any core file). So no crash inside runs the host's
+     * helper as root outside the sandbox; seccomp keeps it at 1. The parent
+     * already set it (box.c) where our hard limit was 0. */
+    struct rlimit nocore = {1, 1};
     setrlimit(RLIMIT_CORE, &nocore);
     a->root_mapped = s->flags & SETUP_ROOT_MAPPED;
     a->uid = s->uid;

@@ -103,13 +103,16 @@ static int put_member(core_fs_stream *st, tar_entry *te, cbuf *hdr, const char *
 
 /* The code and then the files, in that order, as the reference writes
  * them: a file named like the entry point replaces the code. Parents are
- * made by the extraction. */
-static int upload(http_ctx *c, sandbox *s, const flujo_req *r, core_error *e)
+ * made by the extraction. timeout_ms is what the run's budget leaves: the
+ * extraction is killed past it (S200), since many small files take the
+ * agent a while and the answer must still come within timeout_s. */
+static int upload(http_ctx *c, sandbox *s, const flujo_req *r, uint64_t timeout_ms,
+                  core_error *e)
 {
     uint64_t quota = core_workspace_quota(c->core);
     char *a_quota = cella_asprintf("quota=%" PRIu64, quota);
     char *args[] = {"path=/workspace", "parents=1", a_quota, NULL};
-    core_fs_req fr = {.op = "tar-extract", .args = args};
+    core_fs_req fr = {.op = "tar-extract", .args = args, .timeout_ms = timeout_ms};
     core_fs_stream *st = NULL;
     tar_entry *te = cella_malloc(sizeof(*te));
     cbuf hdr, out;
@@ -270,10 +273,11 @@ static int artifacts(http_ctx *c, sandbox *s, int64_t deadline_ns, json_t **out,
 
 /* ---- the run ------------------------------------------------------------------ */
 
-/* What the program may use of the budget: the answer must leave within
- * timeout_s of the request's arrival, so the setup already spent counts,
- * and a reserve is kept for the artifacts and the reply. */
-static uint64_t exec_timeout(uint64_t budget_ms, int64_t t0_ns)
+/* What staging and the program may use of the budget: the answer must
+ * leave within timeout_s of the request's arrival, so the setup already
+ * spent counts, and a reserve is kept for the artifacts and the reply.
+ * 0 when nothing is left. */
+static uint64_t time_left(uint64_t budget_ms, int64_t t0_ns)
 {
     uint64_t reserve = budget_ms / 20 < FLUJO_REPLY_RESERVE_MS ? budget_ms / 20
                                                               : FLUJO_REPLY_RESERVE_MS;
@@ -281,6 +285,14 @@ static uint64_t exec_timeout(uint64_t budget_ms, int64_t t0_ns)
     uint64_t left = budget_ms - reserve;
     if (spent > 0)
         left = (uint64_t)spent < left ? left - (uint64_t)spent : 0;
+    return left;
+}
+
+/* The program's timeout: an exec needs one of at least 1 ms, and a program
+ * started with nothing left times out at once, as the contract words it. */
+static uint64_t exec_timeout(uint64_t budget_ms, int64_t t0_ns)
+{
+    uint64_t left = time_left(budget_ms, t0_ns);
     return left ? left : 1;
 }
 
@@ -302,15 +314,11 @@ static void set_result(json_t *o, const core_exec_result *res)
         set_error(o, "", "Out of memory: the program was killed at the sandbox's memory limit");
 }
 
-/* Fills o; returns the HTTP status. */
-static int run(http_ctx *c, sandbox *s, const flujo_req *r, uint64_t budget_ms, int64_t t0_ns,
-               json_t *o)
+/* The program: the interpreter on the entry point, the code written by
+ * the same exec when inline_code. res is filled when it returns 0. */
+static int program(http_ctx *c, sandbox *s, const flujo_req *r, bool inline_code,
+                   uint64_t budget_ms, int64_t t0_ns, core_exec_result *res, core_error *e)
 {
-    core_error e;
-    /* Small code with no files: one round trip, the exec writes the code. */
-    bool inline_code = r->n_files == 0 && r->code_len <= FLUJO_INLINE_CODE_MAX;
-    if (!inline_code && upload(c, s, r, &e) < 0)
-        return failed(o, &e, "Failed to prepare files: ");
     size_t na = r->args ? cella_strv_len(r->args) : 0;
     char **argv = cella_calloc(na + 7, sizeof(char *));
     char entry_path[64];
@@ -333,11 +341,43 @@ static int run(http_ctx *c, sandbox *s, const flujo_req *r, uint64_t budget_ms, 
         .has_timeout = true,
         .timeout_ms = exec_timeout(budget_ms, t0_ns),
     };
-    core_exec_result res;
-    int rc = core_exec_run(s, &xr, c->client_fd, &res, &e);
+    int rc = core_exec_run(s, &xr, c->client_fd, res, e);
     cella_free(argv);
-    if (rc < 0)
+    return rc;
+}
+
+/* Fills o; returns the HTTP status. */
+static int run(http_ctx *c, sandbox *s, const flujo_req *r, uint64_t budget_ms, int64_t t0_ns,
+               json_t *o)
+{
+    core_error e;
+    core_exec_result res;
+    /* Small code with no files: one round trip, the exec writes the code. */
+    bool inline_code = r->n_files == 0 && r->code_len <= FLUJO_INLINE_CODE_MAX;
+    int staged = 0;
+    if (!inline_code) {
+        /* Staging counts against the budget as the program does: many
+         * small files take the agent a while, and the answer must still
+         * come within timeout_s. */
+        uint64_t left = time_left(budget_ms, t0_ns);
+        staged = left ? upload(c, s, r, left, &e)
+                      : core_fail(&e, S200, "the timeout passed before the files were staged");
+        if (staged < 0 && e.code != S200)
+            return failed(o, &e, "Failed to prepare files: ");
+    }
+    if (staged < 0) {
+        /* Staging took the whole budget: the client reads it as a run that
+         * timed out (nothing ran), so it is answered as one, with what the
+         * reserve still collects of the artifacts. */
+        log_info("event=flujo_staging_timed_out sandbox=%s files=%zu", sandbox_id(s),
+                 r->n_files);
+        memset(&res, 0, sizeof(res));
+        for (int i = 0; i < 3; i++)
+            cbuf_init(&res.out[i]);
+        res.timed_out = true;
+    } else if (program(c, s, r, inline_code, budget_ms, t0_ns, &res, &e) < 0) {
         return failed(o, &e, e.code == S216 ? "Failed to prepare files: " : "");
+    }
     set_result(o, &res);
     core_exec_result_free(&res);
     json_t *art;

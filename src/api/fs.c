@@ -210,17 +210,22 @@ char *api_fs_url(const char *base, const char *path)
              * drops a trailing "/" and "/.". */
             if (n == 0 || (n == 1 && seg[0] == '.'))
                 continue;
-            cbuf_append(&b, "/", 1);
-            segments++;
             /* ".." stays (the sandbox resolves it, through its symlinks,
-             * which lexical resolution here would not), with its dots
-             * percent-encoded: a client would otherwise remove the dot
-             * segments of the URL (RFC 3986, 5.2.4) and fetch another route,
-             * another sandbox's even. */
+             * which lexical resolution here would not), but never as a
+             * segment of its own: a client removing the dot segments of
+             * the URL (RFC 3986, 5.2.4) would fetch another route, another
+             * sandbox's even, and the WHATWG URL standard (fetch, browsers,
+             * Node) reads "%2E%2E" as ".." too. So it is joined to the
+             * segment before it, "a/.." as "a%2F%2E%2E", which the route
+             * decodes back. There is always one: "workspace" for a relative
+             * path; at the root, "/.." is "/" itself and is dropped. */
             if (n == 2 && seg[0] == '.' && seg[1] == '.') {
-                cbuf_append(&b, "%2E%2E", 6);
+                if (segments)
+                    cbuf_append(&b, "%2F%2E%2E", 9);
                 continue;
             }
+            cbuf_append(&b, "/", 1);
+            segments++;
             for (size_t i = 0; i < n; i++) {
                 unsigned char c = (unsigned char)seg[i];
                 if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

@@ -25,9 +25,10 @@ const char *const *api_fs_fields(const char *op);
 
 /* A sandbox path (relative: under /workspace) as a URL path under base:
  * empty and "." segments dropped, each byte outside [A-Za-z0-9._~-]
- * percent-encoded, and the dots of a ".." segment too, so that no client
- * removing dot segments turns it into another route. Returns a malloc'd
- * string. */
+ * percent-encoded, and a ".." never a segment of its own, so that no
+ * client removing dot segments turns it into another route: it is
+ * "%2E%2E" joined to the segment before it by "%2F" (a ".." at the root,
+ * whose parent is itself, is dropped). Returns a malloc'd string. */
 char *api_fs_url(const char *base, const char *path);
 
 /* A Range header of one range: "bytes=A-B" (start A, len B-A+1),

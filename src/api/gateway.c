@@ -361,25 +361,39 @@ static void run_and_reply(http_ctx *c, sandbox *s, const core_exec_req *r)
     arts_free(&after);
 }
 
-/* A call that waited its whole timeout for the session's previous call:
- * timed out, like a program that ran too long, but nothing of it ran. */
-static void busy_reply(http_ctx *c, const gw_who *w, int64_t t0_ns)
+/* A call whose timeout passed before its program could start: timed out,
+ * like a program that ran too long, but nothing of it ran (and nothing
+ * changed: a staging that timed out was rolled back). s may be NULL. */
+static void timed_out_reply(http_ctx *c, sandbox *s, const char *error, int64_t t0_ns)
 {
-    sandbox *s = gw_session_peek(c, w->tenant, w->session_id);
     json_t *o = json_object();
     json_object_set_new(o, "stdout", json_string(""));
     json_object_set_new(o, "stderr", json_string(""));
     json_object_set_new(o, "exit_code", json_integer(124));
     json_object_set_new(o, "timed_out", json_true());
-    json_object_set_new(o, "error", json_string("Execution timed out waiting for the session's "
-                                                "previous call to finish; nothing ran"));
+    json_object_set_new(o, "error", json_string(error));
     json_object_set_new(o, "sandbox_id", s ? json_string(sandbox_id(s)) : json_null());
     json_object_set_new(o, "artifacts", json_array());
     json_object_set_new(o, "duration_ms",
                         json_integer((json_int_t)((clock_now_ns() - t0_ns) / 1000000)));
     json_object_set_new(o, "truncated", json_false());
     http_reply_json(c, 200, o);
+}
+
+/* A call that waited its whole timeout for the session's previous call. */
+static void busy_reply(http_ctx *c, const gw_who *w, int64_t t0_ns)
+{
+    sandbox *s = gw_session_peek(c, w->tenant, w->session_id);
+    timed_out_reply(c, s, "Execution timed out waiting for the session's previous call to "
+                    "finish; nothing ran", t0_ns);
     sandbox_unref(s);
+}
+
+/* What is left of a call's budget (ms since t0_ns); 0 when it is spent. */
+static uint64_t time_left(uint64_t budget_ms, int64_t t0_ns)
+{
+    uint64_t spent = (uint64_t)((clock_now_ns() - t0_ns) / 1000000);
+    return spent < budget_ms ? budget_ms - spent : 0;
 }
 
 /* A call of /execute or /bash, decoded: its turn in the session (one call
@@ -404,13 +418,23 @@ static void call(http_ctx *c, json_t *j, core_exec_req *r, const gw_files *files
         busy_reply(c, &w, t0);
         return;
     }
-    if (gw_session_open(c, w.tenant, w.session_id, &s, &e) < 0 ||
-        gw_files_write(c, s, files, &e) < 0) {
+    /* The files are staged within the call's timeout too: thousands of
+     * small files take the agent a while, and the answer must still come
+     * within the timeout. One that passes during staging is answered as a
+     * timed-out run (the batch is rolled back, nothing ran). */
+    int rc = gw_session_open(c, w.tenant, w.session_id, &s, &e);
+    uint64_t left = time_left(budget, t0);
+    if (rc == 0 && files->n)
+        rc = left ? gw_files_write(c, s, files, left, &e)
+                  : core_fail(&e, S200, "the timeout passed before the files were staged");
+    if (rc < 0 && s && e.code == S200) {
+        timed_out_reply(c, s, "Execution timed out", t0);
+    } else if (rc < 0) {
         exec_error(c, &e, s);
     } else {
-        uint64_t spent = (uint64_t)((clock_now_ns() - t0) / 1000000);
+        left = time_left(budget, t0);
         r->has_timeout = true;
-        r->timeout_ms = spent < budget ? budget - spent : 1;
+        r->timeout_ms = left ? left : 1;
         run_and_reply(c, s, r);
     }
     gw_turn_give(w.tenant, w.session_id);

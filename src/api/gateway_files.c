@@ -257,7 +257,7 @@ static int do_write(http_ctx *c, json_t *j, const gw_who *who, json_t **out, cor
     }
     if (text)
         cbuf_append(&fi->data, text, json_string_length(json_object_get(j, "content")));
-    if (open_session(c, who, &s, e) < 0 || gw_files_write(c, s, &f, e) < 0)
+    if (open_session(c, who, &s, e) < 0 || gw_files_write(c, s, &f, 0, e) < 0)
         goto out;
     *out = json_pack("{s:s,s:I}", "path", fi->rel, "bytes_written",
                      (json_int_t)cbuf_avail(&fi->data));

@@ -30,6 +30,10 @@
 /* The artifacts of one call at most, and the time their listing may take. */
 #define GW_ARTIFACTS_MAX 1000
 #define GW_ARTIFACTS_DEADLINE_MS 5000
+/* How long past its own deadline a staging extract may take before it is
+ * killed: the extract checks the deadline between entries and rolls its
+ * batch back, which a kill would not let it do. */
+#define GW_STAGE_KILL_GRACE_MS 500
 
 /* ---- errors (gateway.c) ----------------------------------------------------- */
 
@@ -94,8 +98,11 @@ typedef struct gw_files {
  * a path given twice is refused. Absent or null: none. */
 int gw_files_decode(json_t *j, const char *key, gw_files *f, core_error *e);
 void gw_files_free(gw_files *f);
-/* Writes them (parents created) in one atomic extract. */
-int gw_files_write(http_ctx *c, sandbox *s, const gw_files *f, core_error *e);
+/* Writes them (parents created) in one atomic extract. timeout_ms (0: no
+ * deadline of the caller's) bounds it: past it nothing is written and the
+ * call fails with S200. */
+int gw_files_write(http_ctx *c, sandbox *s, const gw_files *f, uint64_t timeout_ms,
+                   core_error *e);
 
 /* ---- one call at a time (gateway_turn.c) ------------------------------------------ */
 

@@ -298,7 +298,8 @@ int gw_files_decode(json_t *j, const char *key, gw_files *f, core_error *e)
     return rc;
 }
 
-int gw_files_write(http_ctx *c, sandbox *s, const gw_files *f, core_error *e)
+int gw_files_write(http_ctx *c, sandbox *s, const gw_files *f, uint64_t timeout_ms,
+                   core_error *e)
 {
     if (!f->n)
         return 0;
@@ -339,9 +340,16 @@ int gw_files_write(http_ctx *c, sandbox *s, const gw_files *f, core_error *e)
      * agent resolves them inside the sandbox, as its user, without ever
      * letting the kernel follow one (agent/fs_beneath.c). The native
      * uploads keep refusing any symlink in a path. */
-    char *args[] = {"path=/workspace", "atomic=1", "follow=1", quota, NULL};
+    /* A deadline is the extract's own (deadline_ms): it stops between
+     * entries and rolls the batch back, so a timed-out call changes
+     * nothing. The kill a little later only backs that up (one entry
+     * stuck), and would leave the batch's hidden temporaries behind. */
+    char deadline[48];
+    snprintf(deadline, sizeof(deadline), "deadline_ms=%llu", (unsigned long long)timeout_ms);
+    char *args[] = {"path=/workspace", "atomic=1", "follow=1", quota, deadline, NULL};
     core_fs_req r = {.op = "tar-extract", .args = args, .has_stdin = true,
-                     .stdin_data = cbuf_head(&tar), .stdin_len = cbuf_avail(&tar)};
+                     .stdin_data = cbuf_head(&tar), .stdin_len = cbuf_avail(&tar),
+                     .timeout_ms = timeout_ms ? timeout_ms + GW_STAGE_KILL_GRACE_MS : 0};
     cbuf res;
     cbuf_init(&res);
     rc = core_fs(s, &r, c->client_fd, &res, e);
@@ -458,7 +466,7 @@ void gw_h_session_copy(http_ctx *c)
     }
     /* Every entry checked before the session is touched. */
     if (gw_files_decode(j, "files", &f, &e) < 0 ||
-        gw_session_open(c, tenant, sid, &s, &e) < 0 || gw_files_write(c, s, &f, &e) < 0)
+        gw_session_open(c, tenant, sid, &s, &e) < 0 || gw_files_write(c, s, &f, 0, &e) < 0)
         goto error;
     http_reply_json(c, 200, json_pack("{s:I}", "written", (json_int_t)f.n));
     goto out;

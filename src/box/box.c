@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -419,6 +420,17 @@ int box_create(box_runtime *rt, const box_spec *spec, box **out, cella_err *err)
     }
     if (userns_write_maps(b->pid, um, gm, !rt->root_mode, err) < 0)
         goto error;
+    /* The agent sets RLIMIT_CORE to 1 (agent/setup.c says why), which it
+     * cannot when our hard limit is 0 (`ulimit -Hc 0`): raising it takes
+     * CAP_SYS_RESOURCE in the host's namespace. Then we try for it. */
+    struct rlimit core;
+    if (getrlimit(RLIMIT_CORE, &core) == 0 && core.rlim_max < 1) {
+        struct rlimit core1 = {1, 1};
+        if (prlimit(b->pid, RLIMIT_CORE, &core1, NULL) < 0)
+            log_warn("sandbox %s: cannot raise RLIMIT_CORE to 1 (%s): start the daemon with a "
+                     "hard core limit of 1 or more, or a crash inside runs a piped core_pattern's "
+                     "helper", cella_id_short(&b->id), strerror(errno));
+    }
     /* Let the child exec the agent now; the rest of our work overlaps with
      * that. The agent does nothing until SETUP arrives, and SETUP goes only
      * once it is in its cgroup. */

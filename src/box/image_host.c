@@ -56,6 +56,27 @@ static void mirror(opv *o, const char *host_path, const char *dest)
     mirror_at(o, host_path, NULL, dest, -1);
 }
 
+/* /etc's entries are bound from one overlay of the host's /etc, staged
+ * where the sandbox's /tmp later covers it and detached once they are made:
+ * their inodes are then this sandbox's own, as /usr's (OPF_OWN_INODES). The
+ * dynamic linker opens /etc/ld.so.cache at every exec, so a watch on the
+ * shared one would show every other sandbox's execs. */
+#define ETC_STAGE "/tmp/.image-etc"
+
+static void mirror_etc(opv *o, const char *name)
+{
+    char host[PATH_MAX], staged[PATH_MAX];
+    snprintf(host, sizeof(host), "/etc/%s", name);
+    snprintf(staged, sizeof(staged), ETC_STAGE "/%s", name);
+    struct stat st;
+    if (lstat(host, &st) < 0)
+        return;
+    if (S_ISLNK(st.st_mode))
+        mirror(o, host, host);
+    else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
+        opv_bind(o, staged, host, OPF_RDONLY | OPF_OPTIONAL | OPF_SRC_IN_ROOT);
+}
+
 static int name_cmp(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -68,15 +89,15 @@ int host_image_load(host_image *img, cella_err *err)
     struct stat st;
     if (stat("/usr", &st) < 0 || !S_ISDIR(st.st_mode))
         return cella_err_set(err, errno, "image host: the host has no /usr");
-    opv_bind(o, "/usr", "/usr", OPF_RDONLY);
+    /* An overlay rather than a bind: locks and inotify watches on the
+     * image's files stay this sandbox's own (agent/proto.h, OPF_OWN_INODES). */
+    opv_bind(o, "/usr", "/usr", OPF_RDONLY | OPF_OWN_INODES);
     for (size_t i = 0; i < sizeof(usr_links) / sizeof(usr_links[0]); i++)
         mirror(o, usr_links[i], usr_links[i]);
     opv_dir(o, "/etc", 0755);
-    for (size_t i = 0; i < sizeof(etc_entries) / sizeof(etc_entries[0]); i++) {
-        char host[PATH_MAX];
-        snprintf(host, sizeof(host), "/etc/%s", etc_entries[i]);
-        mirror(o, host, host);
-    }
+    opv_bind(o, "/etc", ETC_STAGE, OPF_RDONLY | OPF_OWN_INODES);
+    for (size_t i = 0; i < sizeof(etc_entries) / sizeof(etc_entries[0]); i++)
+        mirror_etc(o, etc_entries[i]);
     /* /etc/python3, /etc/python3.11, ...: sorted, so the list is stable. */
     DIR *d = opendir("/etc");
     if (d) {
@@ -89,12 +110,11 @@ int host_image_load(host_image *img, cella_err *err)
         closedir(d);
         qsort(names, n, sizeof(names[0]), name_cmp);
         for (size_t i = 0; i < n; i++) {
-            char host[PATH_MAX];
-            snprintf(host, sizeof(host), "/etc/%s", names[i]);
-            mirror(o, host, host);
+            mirror_etc(o, names[i]);
             cella_free(names[i]);
         }
     }
+    opv_simple(o, OP_DETACH, ETC_STAGE, 0);
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -173,6 +174,22 @@ static int deny_with_args(scmp_filter_ctx ctx, cella_err *err)
         if (add_rule(ctx, EAFNOSUPPORT, nr, 1, &c, "socket", err) < 0)
             return -1;
     }
+    /* RLIMIT_CORE stays 1 (agent/setup.c): lowering it to 0 would let a
+     * crash inside run the host's piped core helper as root again. Reading
+     * it (prlimit64 with no new value) stays allowed. The resource is an
+     * unsigned int to the kernel: only its low 32 bits are compared, or a
+     * high bit set would slip past while the kernel ignores it. */
+    if (resolve("setrlimit", &nr, err) < 0)
+        return -1;
+    struct scmp_arg_cmp core = {0, SCMP_CMP_MASKED_EQ, 0xffffffffu, RLIMIT_CORE};
+    if (add_rule(ctx, EPERM, nr, 1, &core, "setrlimit", err) < 0)
+        return -1;
+    if (resolve("prlimit64", &nr, err) < 0)
+        return -1;
+    struct scmp_arg_cmp pcore[2] = {{1, SCMP_CMP_MASKED_EQ, 0xffffffffu, RLIMIT_CORE},
+                                    {2, SCMP_CMP_NE, 0, 0}};
+    if (add_rule(ctx, EPERM, nr, 2, pcore, "prlimit64", err) < 0)
+        return -1;
     /* Pushing input into a terminal (TIOCSTI) or console (TIOCLINUX) that
      * may belong to someone outside. */
     if (resolve("ioctl", &nr, err) < 0)

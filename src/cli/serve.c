@@ -155,6 +155,17 @@ int cli_serve_main(int argc, char **argv)
         goto fail;
     if (cfg.tokens_file && tokens_load_file(&tokens, cfg.tokens_file, &err) < 0)
         goto fail;
+    /* A tokens file that names no one (emptied to revoke everybody, or
+     * written wrong) must not fall back to open mode, where every local
+     * process is an admin: fail closed. */
+    if (cfg.tokens_file && tokens.n == 0) {
+        cella_err_set(&err, 0,
+                      "%s lists no token: that would leave the daemon open to every local "
+                      "process; add a line '<token> <tenant> [admin]', or give no tokens file "
+                      "for open mode on loopback",
+                      cfg.tokens_file);
+        goto fail;
+    }
     /* Beyond loopback, no tokens would mean anyone who can reach the port
      * runs code on this machine. */
     if (tokens.n == 0 && !loopback(cfg.listen)) {

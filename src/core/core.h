@@ -212,6 +212,11 @@ typedef struct core_fs_req {
     bool has_stdin;
     const uint8_t *stdin_data;
     size_t stdin_len;
+    /* 0: the default (two minutes; none for a transfer). Else the caller's
+     * deadline, what is left of a run's timeout: past it the operation is
+     * killed and the call fails with S200, which the caller answers as a
+     * timed-out run. */
+    uint64_t timeout_ms;
 } core_fs_req;
 
 /* Runs it; result receives its JSON object (text, as the agent wrote it:
@@ -221,7 +226,8 @@ int core_fs(sandbox *s, const core_fs_req *r, int client_fd, cbuf *result, core_
 
 /* Transfers: bytes streamed through a window in either direction, never
  * whole in the daemon's memory, with no clock (the client's hang-up ends
- * them, killing the operation: an upload then replaces nothing). */
+ * them, killing the operation: an upload then replaces nothing), unless
+ * the request sets timeout_ms (Flujo's files, within the run's timeout). */
 typedef struct core_fs_stream core_fs_stream;
 /* cat, tar-create: started, and header gets their first line (JSON text). */
 int core_fs_download(sandbox *s, const core_fs_req *r, int client_fd, core_fs_stream **out,

@@ -30,6 +30,7 @@ struct core_fs_stream {
     cbuf err;                     /* stderr: the message of a failure */
     bool done;
     bool verdict_waited;          /* an upload's early end was waited for once */
+    bool caller_deadline;         /* started with the caller's timeout_ms */
     int client_fd;
     int64_t touched_ns;
 };
@@ -52,13 +53,19 @@ static char **fs_argv(const core_fs_req *r)
 }
 
 /* The failure an operation's exit status and stderr describe. */
-static int fs_failed(const core_exec_result *res, const cbuf *err, const char *op, core_error *e)
+static int fs_failed(const core_exec_result *res, const cbuf *err, const char *op,
+                     bool caller_deadline, core_error *e)
 {
     /* stderr is a byte queue, not a string: find its first line by length. */
     const uint8_t *nl = memchr(cbuf_head(err), '\n', cbuf_avail(err));
     size_t first = nl ? (size_t)(nl - cbuf_head(err)) : cbuf_avail(err);
     int len = first > 4096 ? 4096 : (int)first;
     const char *msg = (const char *)cbuf_head(err);
+    /* The caller's own deadline is a timeout it answers as such (S200);
+     * the default one means the operation is stuck (S216). */
+    if (res->timed_out && caller_deadline)
+        return core_fail(e, S200, "%s was stopped at the call's deadline (%llu ms)", op,
+                         (unsigned long long)res->timeout_ms);
     if (res->timed_out)
         return core_fail(e, S216, "%s took longer than %llu ms and was stopped", op,
                          (unsigned long long)res->timeout_ms);
@@ -100,6 +107,8 @@ static int fs_failed(const core_exec_result *res, const cbuf *err, const char *o
         return -1;
     case BUILTIN_IO:
         return core_fail(e, S216, "%.*s", len, msg);
+    case BUILTIN_TIMED_OUT:
+        return core_fail(e, S200, "%.*s", len, msg);
     default:
         /* Something in the sandbox stood in for the operation. */
         return core_fail(e, S216, "%s failed (status %d): %.*s", op, res->exit_code, len, msg);
@@ -114,7 +123,7 @@ int core_fs(sandbox *s, const core_fs_req *r, int client_fd, cbuf *result, core_
         .builtin = true,
         .fs_call = true,
         .has_timeout = true,
-        .timeout_ms = CORE_FS_TIMEOUT_MS,
+        .timeout_ms = r->timeout_ms ? r->timeout_ms : CORE_FS_TIMEOUT_MS,
         .has_stdin = r->has_stdin,
         .stdin_data = r->stdin_data,
         .stdin_len = r->stdin_len,
@@ -131,7 +140,7 @@ int core_fs(sandbox *s, const core_fs_req *r, int client_fd, cbuf *result, core_
         else
             cbuf_append(result, cbuf_head(&res.out[1]), cbuf_avail(&res.out[1]));
     } else {
-        rc = fs_failed(&res, &res.out[2], r->op, e);
+        rc = fs_failed(&res, &res.out[2], r->op, r->timeout_ms != 0, e);
     }
     core_exec_result_free(&res);
     return rc;
@@ -147,7 +156,9 @@ static int stream_start(sandbox *s, const core_fs_req *r, int client_fd, bool up
         .argv = argv,
         .builtin = true,
         .fs_call = true,
-        .no_timeout = true,
+        .has_timeout = r->timeout_ms != 0,
+        .timeout_ms = r->timeout_ms,
+        .no_timeout = r->timeout_ms == 0,
         .stream = true,
         .window = !upload,
         .stdin_stream = upload,
@@ -155,6 +166,7 @@ static int stream_start(sandbox *s, const core_fs_req *r, int client_fd, bool up
     core_fs_stream *st = cella_calloc(1, sizeof(*st));
     st->s = s;
     st->client_fd = client_fd;
+    st->caller_deadline = r->timeout_ms != 0;
     cbuf_init(&st->pending);
     cbuf_init(&st->err);
     int rc = core_exec_start(s, &xr, &st->x, e);
@@ -206,7 +218,7 @@ static int stream_result(core_fs_stream *st, const char *op, cbuf *result, core_
     take(st, SIZE_MAX);
     int rc = 0;
     if (!res.has_exit_code || res.exit_code != BUILTIN_OK || res.timed_out)
-        rc = fs_failed(&res, &st->err, op, e);
+        rc = fs_failed(&res, &st->err, op, st->caller_deadline, e);
     else if (result)
         cbuf_append(result, cbuf_head(&st->pending), cbuf_avail(&st->pending));
     core_exec_result_free(&res);

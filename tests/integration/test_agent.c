@@ -553,6 +553,60 @@ static void test_tar_extract_atomic(void **st)
     stop(b, ws);
 }
 
+/* Runs argv with stdin t sent in two parts, the second after a pause
+ * longer than any deadline_ms=1: the extract, waiting for it, passes its
+ * deadline for certain, whatever the machine's speed. */
+static int run_paused(box *b, uint32_t id, char **argv, const cbuf *t, size_t first, char *out,
+                      size_t outn)
+{
+    send_exec(b, id, argv, EXEC_BUILTIN | EXEC_STDIN);
+    send_raw(b, PROTO_STDIN, 0, id, cbuf_head(t), first);
+    usleep(50 * 1000);
+    send_raw(b, PROTO_STDIN, PROTO_STDIN_EOF, id, cbuf_head(t) + first, cbuf_avail(t) - first);
+    proto_exit x;
+    assert_int_equal(wait_exec(b, id, out, outn, &x), PROTO_EXIT);
+    int code = x.exit_code;
+    proto_exit_free(&x);
+    return code;
+}
+
+/* tar-extract deadline_ms (the gateway's /execute stages its files within
+ * the call's timeout): past it the extract stops by itself between
+ * entries, and an atomic batch leaves nothing behind, not even its hidden
+ * temporaries. */
+static void test_tar_extract_deadline(void **st)
+{
+    char ws[32], out[4096];
+    box *b = start(ws, sizeof(ws));
+    char *ls[] = {"sh", "-c", "cd /workspace && find . | sort | tr '\\n' ' '", NULL};
+    cbuf t;
+    cbuf_init(&t);
+    char name[32];
+    for (int i = 0; i < 20; i++) {
+        snprintf(name, sizeof(name), "d%d/f%d", i % 4, i);
+        tar_file(&t, name, '0', "x");
+    }
+    tar_end(&t);
+    size_t first = 10 * 2 * TAR_BLOCK;    /* ten entries, then the pause */
+    char *atomic[] = {"fs", "tar-extract", "path=/workspace", "atomic=1", "follow=1",
+                      "deadline_ms=1", NULL};
+    assert_int_equal(run_paused(b, 1, atomic, &t, first, out, sizeof(out)), BUILTIN_TIMED_OUT);
+    assert_int_equal(run_cmd(b, 2, ls, 0, NULL, out, sizeof(out)), 0);
+    assert_string_equal(out, ". ");
+    /* Not atomic (a plain upload): it stops too, keeping what it wrote. */
+    char *plain[] = {"fs", "tar-extract", "path=/workspace", "deadline_ms=1", NULL};
+    assert_int_equal(run_paused(b, 3, plain, &t, first, out, sizeof(out)), BUILTIN_TIMED_OUT);
+    assert_int_equal(run_cmd(b, 4, (char *[]){"test", "-f", "/workspace/d0/f0", NULL}, 0, NULL,
+                             out, sizeof(out)), 0);
+    /* A deadline that is not reached changes nothing. */
+    char *roomy[] = {"fs", "tar-extract", "path=/workspace", "atomic=1", "deadline_ms=600000",
+                     NULL};
+    assert_int_equal(run_paused(b, 5, roomy, &t, first, out, sizeof(out)), BUILTIN_OK);
+    assert_non_null(strstr(out, "\"entries\":20,"));
+    cbuf_free(&t);
+    stop(b, ws);
+}
+
 /* follow=1 (the gateway's writes): symlinks in the target are followed
  * while they stay beneath it, in parents and in the last component; one
  * that leads out refuses the whole batch, and what it made goes. */
@@ -618,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_tar_extract_follow),
         cmocka_unit_test(test_glob_stat),
         cmocka_unit_test(test_tar_extract_atomic),
+        cmocka_unit_test(test_tar_extract_deadline),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

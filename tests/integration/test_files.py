@@ -135,25 +135,29 @@ def test_write_and_read(d, sid):
 
 def test_read_url_keeps_dot_dot_away_from_clients(d, sid):
     """content.url names the file read, and survives a client that removes
-    dot segments (RFC 3986; urljoin does): ".." keeps its place with its
-    dots encoded, so it is resolved in the sandbox, through its symlinks,
-    never collapsed into another route."""
+    dot segments (RFC 3986, as urljoin does; the WHATWG URL standard of fetch
+    and Node, which reads %2E%2E as .. too): ".." keeps its place, never as a
+    segment of its own ("%2E%2E" joined to the one before by "%2F"), so it is
+    resolved in the sandbox, through its symlinks, never collapsed into
+    another route."""
     from urllib.parse import urljoin, urlsplit
     sh(d, sid, "mkdir -p /workspace/sub/deep && echo real > /workspace/sub/t.txt && "
                "ln -s sub/deep /workspace/lnk")
     base = f"/v1/sandboxes/{sid}/files"
     cases = {
-        "/workspace/sub/deep/../t.txt": "/workspace/sub/deep/%2E%2E/t.txt",
+        "/workspace/sub/deep/../t.txt": "/workspace/sub/deep%2F%2E%2E/t.txt",
         # lnk/.. is sub (the parent of lnk's target), not /workspace.
-        "/workspace/lnk/../t.txt": "/workspace/lnk/%2E%2E/t.txt",
+        "/workspace/lnk/../t.txt": "/workspace/lnk%2F%2E%2E/t.txt",
         "./sub/./t.txt": "/workspace/sub/t.txt",
-        "/workspace/../../../etc/passwd": "/workspace/%2E%2E/%2E%2E/%2E%2E/etc/passwd",
+        "/workspace/../../../etc/passwd": "/workspace%2F%2E%2E%2F%2E%2E%2F%2E%2E/etc/passwd",
     }
     for path, want in cases.items():
         r = ok(d, sid, "read", path=path)
         url = r["content"]["url"]
         assert url == base + want, (path, url)
         assert urlsplit(urljoin(d.url + "/", url)).path == url
+        assert not any(seg.lower() in ("..", ".%2e", "%2e.", "%2e%2e")
+                       for seg in url.split("/")), url   # WHATWG's dot segments
         st, _, data = raw(d, "GET", url)
         assert st == 200 and data.decode() == r["body"], (path, st, data[:100])
     assert ok(d, sid, "read", path="/workspace/lnk/../t.txt")["body"] == "real\n"

@@ -230,6 +230,36 @@ def test_timeout_answers_in_time_with_the_output_so_far(d, timeout_s):
     no_sandboxes_left(d)
 
 
+def many_files(n=3000):
+    """Small files in 50 directories: each is a tar entry the agent makes,
+    so staging them takes a while (seconds under load)."""
+    return {f"d{i % 50}/f{i}.txt": "x" for i in range(n)}
+
+
+COUNT = "import os\nprint(sum(len(f) for _, _, f in os.walk('.')))\n"
+
+
+def test_staging_many_files_keeps_to_the_timeout(d):
+    # Staging the files counts against timeout_s: the answer comes within
+    # it (the bound only catches a hang past it, generously), timed out as
+    # a run is, or the program's if staging was fast enough.
+    t0 = time.monotonic()
+    st, data = send(d, payload(COUNT, files=many_files(), timeout_s=0.5))
+    took = time.monotonic() - t0
+    v = client_view(st, data)
+    assert st == 200, data
+    assert took < 0.5 + 3, took
+    if v["timed_out"]:
+        assert data["exit_code"] == 124 and v["error"] == "Execution timed out", data
+        assert v["stdout"] == "" and v["stderr"] == "", data
+    else:
+        assert v["exit_code"] == 0 and v["stdout"] == "3001\n", data
+    no_sandboxes_left(d)
+    # With room, every file is there (and main.py beside them).
+    v = execute(d, COUNT, files=many_files(), timeout_s=60)
+    assert v["exit_code"] == 0 and v["stdout"] == "3001\n", v
+
+
 def test_a_signal_is_an_integer_exit_code(d):
     v = execute(d, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
     assert v["exit_code"] == 137 and v["error"] is None and not v["timed_out"]

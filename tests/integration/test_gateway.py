@@ -131,6 +131,13 @@ def test_execute_refusals_are_execute_shaped(d):
         b = err(d, "/v1/sandbox/execute", body, status=400, code="S001")
         assert EXEC_KEYS <= set(b) and what in b["error"], b
         assert b["exit_code"] == -1 and b["stdout"] == "" and b["artifacts"] == []
+    # Malformed JSON cannot be read for its session_id: in Flujo's shape,
+    # with the S-code beside it, as docs/api.md says.
+    for prefix in PREFIXES:
+        st, b = d.post(prefix + "/execute", raw='{"code": "1", "session_id": "%s", ' % sid,
+                       token=ALICE)
+        assert st == 400 and b["code"] == "S001" and isinstance(b["error"], str), b
+        assert b["exit_code"] == 1 and b["artifacts"] is None and b["truncated"] is False, b
     # Without a session_id, /execute (either prefix) is Flujo's one-shot run.
     for prefix in PREFIXES:
         st, b = post(d, "/execute", {"code": "print(7)", "language": "python"}, prefix=prefix)
@@ -164,6 +171,33 @@ def test_timeout_answers_in_time(d, route):
     assert took < 1.5 + 5, took
     assert b["timed_out"] is True and b["exit_code"] == 124
     assert b["error"] == "Execution timed out" and b["stdout"] == "started\n"
+    # The session goes on.
+    assert bash(d, sid, "echo again")["stdout"] == "again\n"
+
+
+def test_staging_many_files_keeps_to_the_timeout(d):
+    # /execute's files are staged within its timeout: the answer comes
+    # within it (the bound only catches a hang past it, generously), timed
+    # out as a run is, with nothing written; or the program's, if staging
+    # was fast enough.
+    sid = new_sid()
+    files = {f"d{i % 50}/f{i}.txt": "x" for i in range(3000)}
+    count = "import os\nprint(sum(len(f) for _, _, f in os.walk('.')))\n"
+    t0 = time.monotonic()
+    b = execute(d, sid, count, files=files, timeout_s=0.5)
+    took = time.monotonic() - t0
+    assert took < 0.5 + 3, took
+    assert set(b) >= EXEC_KEYS and isinstance(b["exit_code"], int), b
+    left = ok(d, "/glob", {"session_id": sid, "pattern": "**/*", "include_hidden": True})
+    left = [p for p in left["paths"] if p.split("/")[0] != "artifacts"]
+    if b["timed_out"]:
+        assert b["exit_code"] == 124 and b["error"] == "Execution timed out", b
+        assert b["stdout"] == "" and b["artifacts"] == [], b
+        # The batch was rolled back: not a file of it, nor a temporary.
+        assert left == [], left[:10]
+    else:
+        assert b["exit_code"] == 0 and b["stdout"] == "3000\n", b
+        assert len([p for p in left if "/" in p]) == 3000, len(left)
     # The session goes on.
     assert bash(d, sid, "echo again")["stdout"] == "again\n"
 
@@ -507,6 +541,13 @@ def test_tenants(d):
     err(d, "/v1/sandbox/execute", {"code": "1", "session_id": sid, "tenant_id": "bob"},
         status=403, code="S006")
     err(d, f"/sessions/bob/{sid}/copy", {"files": []}, status=403, code="S006")
+    # And on every file route: the body's tenant_id is checked before anything is done.
+    for route, body in (("/read", {"path": "who"}), ("/read_binary", {"path": "who"}),
+                        ("/write", {"path": "who", "content": "x"}),
+                        ("/grep", {"pattern": "x"}), ("/glob", {"pattern": "*"})):
+        for prefix in PREFIXES:
+            err(d, route, {**body, "session_id": sid, "tenant_id": "bob"}, status=403,
+                code="S006", prefix=prefix)
     err(d, "/bash", {"command": "true", "session_id": sid, "tenant_id": "b/ad"}, code="S001")
     err(d, "/bash", {"command": "true", "session_id": "no spaces"}, code="S001")
     # The same session id in two tenants is two sessions.

@@ -57,14 +57,26 @@ static void test_urls(void **state)
     u = api_fs_url("/b", "rel/f.txt");
     assert_string_equal(u, "/b/workspace/rel/f.txt");
     cella_free(u);
-    /* ".." keeps its place, dots encoded: a client removing dot segments
-     * (RFC 3986) must not climb out of the route. */
+    /* ".." keeps its place, but never as a segment of its own: a client
+     * removing dot segments (RFC 3986; the WHATWG URL standard of fetch and
+     * Node, which reads "%2E%2E" as ".." too) must not climb out of the
+     * route. Found by fuzz/fuzz_paths.c. */
     u = api_fs_url("/v1/sandboxes/x/files", "/workspace/../../../v1/sandboxes/y/files/etc/passwd");
-    assert_string_equal(u, "/v1/sandboxes/x/files/workspace/%2E%2E/%2E%2E/%2E%2E/v1/sandboxes/y/"
-                           "files/etc/passwd");
+    assert_string_equal(u, "/v1/sandboxes/x/files/workspace%2F%2E%2E%2F%2E%2E%2F%2E%2E/v1/"
+                           "sandboxes/y/files/etc/passwd");
     cella_free(u);
     u = api_fs_url("/b", "../x/..");
-    assert_string_equal(u, "/b/workspace/%2E%2E/x/%2E%2E");
+    assert_string_equal(u, "/b/workspace%2F%2E%2E/x%2F%2E%2E");
+    cella_free(u);
+    u = api_fs_url("/b", "q/..");
+    assert_string_equal(u, "/b/workspace/q%2F%2E%2E");
+    cella_free(u);
+    /* At the root ".." is the root itself. */
+    u = api_fs_url("/b", "/../../etc/./../x");
+    assert_string_equal(u, "/b/etc%2F%2E%2E/x");
+    cella_free(u);
+    u = api_fs_url("/b", "/..");
+    assert_string_equal(u, "/b/");
     cella_free(u);
     /* Empty and "." segments and trailing slashes name nothing. */
     u = api_fs_url("/b", "/workspace/./a//b/./");

@@ -2,6 +2,7 @@
 cella's error objects raised as CellaError, bodies streamed both ways."""
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.parse
@@ -56,7 +57,8 @@ class Transport:
 
     def open(self, method: str, path: str, body: Body = None,
              headers: Optional[Mapping[str, str]] = None,
-             query: Optional[Mapping[str, Any]] = None, timeout: Optional[float] = None):
+             query: Optional[Mapping[str, Any]] = None,
+             timeout: Optional[float] = None) -> http.client.HTTPResponse:
         """Sends one request and returns the response (status < 400), to be
         read and closed by the caller. Failures raise CellaError."""
         url = self.url + path

@@ -1,7 +1,7 @@
 """Errors raised by the client: one class, carrying cella's error object."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 
 class CellaError(Exception):
@@ -34,11 +34,13 @@ class CellaError(Exception):
                    type=obj.get("type"), fix=obj.get("fix"), fix_note=obj.get("fix_note"),
                    retryable=bool(obj.get("retryable", False)), docs_url=obj.get("docs_url"))
 
-    def __reduce__(self):  # picklable, for multiprocessing users
+    def __reduce__(self) -> Tuple[Callable[..., "CellaError"], Tuple[str, str, Dict[str, Any]]]:
+        # picklable, for multiprocessing users
         return (_rebuild, (self.code, self.message, self.__dict__))
 
 
 def _rebuild(code: str, message: str, state: Dict[str, Any]) -> CellaError:
-    e = CellaError(code, message)
+    # fix_note is part of the text (args), which the state alone does not restore.
+    e = CellaError(code, message, fix_note=state.get("fix_note"))
     e.__dict__.update(state)
     return e

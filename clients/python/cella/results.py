@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 
 @dataclass
@@ -103,7 +103,7 @@ class GrepResult:
     matches: List[GrepMatch]
     truncated: bool
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[GrepMatch]:
         return iter(self.matches)
 
     def __len__(self) -> int:

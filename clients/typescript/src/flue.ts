@@ -72,11 +72,38 @@ function isLoop(e: unknown): e is CellaError {
 }
 
 /**
+ * S212 saying a path component is not a directory: a write's parent
+ * (`parent is not a directory: ...`), or strerror(ENOTDIR) after the path
+ * (`read /workspace/f/x: Not a directory`).
+ */
+function isNotDir(e: CellaError): boolean {
+  return /^(parent is )?not a directory: |: not a directory$/i.test(e.message);
+}
+
+/**
+ * A path ending in '/' or '/.' ('f/', 'f//', 'f/.'), but not '/' itself: to
+ * Node's fs (the kernel) it names a directory, following a symlink, and
+ * anything else is ENOTDIR. The daemon drops the suffix before looking the
+ * path up (docs/files.md), so the driver checks the type itself.
+ */
+function wantsDir(path: string): boolean {
+  return path.length > 1 && /\/\.?$/.test(path);
+}
+
+/** The directory a path's last component is in ('a/b/' → 'a', 'a/.' → 'a', 'b/' → '.', '/b/' → '/'). */
+function parentOf(path: string): string {
+  const bare = path.replace(/\/+$/, '');
+  const i = bare.lastIndexOf('/');
+  return i < 0 ? '.' : i === 0 ? '/' : bare.slice(0, i);
+}
+
+/**
  * The daemon's error as the driver throws it: a missing sandbox
  * (S002: gone, reaped or stopped; S004: stopped) is Flue's SandboxDiedError;
  * file errors are Node-style CellaFsErrors; anything else stays a CellaError.
  * `wrongType` is the errno for S212 (a directory where a file is wanted, or
- * the reverse), which depends on the operation.
+ * the reverse), which depends on the operation; S212 that names a path
+ * component that is not a directory is ENOTDIR whatever the operation.
  */
 function mapError(e: unknown, operation: string, path: string, wrongType: 'EISDIR' | 'ENOTDIR' = 'ENOTDIR'): unknown {
   if (!(e instanceof CellaError)) return e;
@@ -87,7 +114,7 @@ function mapError(e: unknown, operation: string, path: string, wrongType: 'EISDI
     case 'S211':
       return new CellaFsError('ENOENT', operation, path, e);
     case 'S212':
-      return new CellaFsError(isLoop(e) ? 'ELOOP' : wrongType, operation, path, e);
+      return new CellaFsError(isLoop(e) ? 'ELOOP' : isNotDir(e) ? 'ENOTDIR' : wrongType, operation, path, e);
     case 'S213':
       return new CellaFsError('EEXIST', operation, path, e);
     case 'S214':
@@ -187,9 +214,16 @@ export class CellaDriver implements SandboxDriver {
     return new TextDecoder().decode(await this.readFileBuffer(path));
   }
 
-  /** The file's bytes, through the raw file route (any size). */
+  /**
+   * The file's bytes, through the raw file route (any size). A path ending
+   * in '/' must lead to a directory (following symlinks), as in Node: a file
+   * there is ENOTDIR, a directory EISDIR.
+   */
   async readFileBuffer(path: string): Promise<Uint8Array> {
     try {
+      if (wantsDir(path) && !(await this.sandbox.fs<RawStat>('stat', { path, follow: true })).is_dir) {
+        throw new CellaFsError('ENOTDIR', 'open', path);
+      }
       return await this.sandbox.readFile(path);
     } catch (e) {
       throw mapError(e, 'open', path, 'EISDIR');
@@ -199,10 +233,22 @@ export class CellaDriver implements SandboxDriver {
   /**
    * Replaces the file, atomically, with a string (as UTF-8) or the bytes
    * as they are. A missing parent is not made here: it throws ENOENT, and
-   * `sandboxFromDriver`'s writeFile then makes the parent and retries.
+   * `sandboxFromDriver`'s writeFile then makes the parent and retries. A
+   * parent that is a file is ENOTDIR. A symlink at the path is replaced by
+   * the file (the daemon's write acts on the link itself), where Node's
+   * fs.writeFile would write through it. A path ending in '/' is never
+   * written: EISDIR, as Node's (ENOENT or ENOTDIR when its parent is
+   * missing or not a directory).
    */
   async writeFile(path: string, content: string | Uint8Array): Promise<void> {
     try {
+      if (wantsDir(path)) {
+        const parent = parentOf(path);
+        if (!(await this.sandbox.fs<RawStat>('stat', { path: parent, follow: true })).is_dir) {
+          throw new CellaFsError('ENOTDIR', 'open', path);
+        }
+        throw new CellaFsError('EISDIR', 'open', path);
+      }
       await this.sandbox.writeFile(path, content, { parents: false });
     } catch (e) {
       throw mapError(e, 'open', path, 'EISDIR');
@@ -237,6 +283,8 @@ export class CellaDriver implements SandboxDriver {
    * 2. A symlink: `fs/stat` with `follow: true` (cella's stat(2)) gives
    *    what it leads to: type, size and mtime, then as in 1. A dangling
    *    symlink throws ENOENT and a loop ELOOP, as Node's fs.stat does.
+   * 3. A path ending in '/' must lead to a directory, as in Node: anything
+   *    else there throws ENOTDIR (so `exists` is false).
    * mtime has the daemon's precision: whole seconds.
    */
   async stat(path: string): Promise<FileStat> {
@@ -251,6 +299,7 @@ export class CellaDriver implements SandboxDriver {
     }
     const base = { isSymbolicLink: l.is_symlink, size: Number(t.size), mtime: new Date(t.mtime * 1000) };
     if (t.is_dir) return { isFile: false, isDirectory: true, ...base };
+    if (wantsDir(path)) throw new CellaFsError('ENOTDIR', 'stat', path);
     const isFile = Number(t.size) > 0 || (await this.regular(path)) !== null;
     return { isFile, isDirectory: false, ...base };
   }
@@ -289,32 +338,37 @@ export class CellaDriver implements SandboxDriver {
    * throws ERR_FS_EISDIR unless `recursive`, before anything is removed;
    * `recursive` removes a tree, never following symlinks. `force` ignores
    * only a missing path. The type is read by `fs/stat` (an lstat) before
-   * `fs/rm`. A path ending in '/' that names a symlink is its target, as
-   * Node's lstat has it; with `recursive` Node would empty that target
-   * through the link, which the driver does not do: it throws
-   * SandboxOperationUnsupportedError before changing anything.
+   * `fs/rm`. A path ending in '/' must lead to a directory, as in Node:
+   * anything else there (a file, a FIFO, a symlink to either) throws
+   * ENOTDIR, even with `force`, and nothing is removed. A path ending in
+   * '/' that names a symlink is its target, as Node's lstat has it (a
+   * dangling one is missing); when that target is a directory, `recursive`
+   * would make Node empty it through the link, which the driver does not
+   * do: it throws SandboxOperationUnsupportedError before changing anything.
    */
   async rm(path: string, options: { recursive?: boolean; force?: boolean } = {}): Promise<void> {
     const recursive = Boolean(options.recursive);
     const force = Boolean(options.force);
     // Node's lstat of "link/" follows the link (the trailing slash asks for
     // a directory); cella's fs/stat and fs/rm act on the link itself.
-    const trailing = path.length > 1 && /\/\.?$/.test(path);
+    const trailing = wantsDir(path);
     let l: RawStat;
     try {
       l = await this.sandbox.fs<RawStat>('stat', { path });
       if (trailing && l.is_symlink) {
+        l = { ...(await this.sandbox.fs<RawStat>('stat', { path, follow: true })), is_symlink: false };
         // Node would empty the target through the link: never emulated.
-        if (recursive) {
+        if (l.is_dir && recursive) {
           throw new SandboxOperationUnsupportedError({ operation: 'rm', provider: 'cella', options: ['recursive'] });
         }
-        l = { ...(await this.sandbox.fs<RawStat>('stat', { path, follow: true })), is_symlink: false };
       }
     } catch (e) {
       if (e instanceof SandboxOperationUnsupportedError) throw e;
       if (force && isCode(e, 'S211')) return;
       throw mapError(e, 'lstat', path);
     }
+    // After the catch: Node's force ignores only ENOENT.
+    if (trailing && !l.is_dir) throw new CellaFsError('ENOTDIR', 'lstat', path);
     if (l.is_dir && !l.is_symlink && !recursive) {
       throw new CellaFsError('ERR_FS_EISDIR', 'rm', path, undefined, `Path is a directory: rm returned EISDIR (is a directory) ${path}`);
     }
