@@ -13,6 +13,8 @@ typedef struct textbuf {
 
 static int text_add(code_parser *p, textbuf *t, const char *s, size_t n)
 {
+    if (n == 0)
+        return 0;                /* t->s may still be NULL */
     if (n > t->cap - t->n) {
         size_t nc = t->cap ? t->cap : 64;
         while (nc - t->n < n) {
@@ -183,9 +185,7 @@ code_expr *cp_strings(code_parser *p)
         e->u.str.text = single;
         e->u.str.len = single_len;
     } else {
-        if (!t.s && text_add(p, &t, "", 0))
-            return NULL;
-        if (!t.s && !(t.s = cp_alloc(p, 1)))
+        if (!t.s && !(t.s = cp_alloc(p, 1)))   /* only empty literals */
             return NULL;
         t.s[t.n] = '\0';
         e->u.str.text = t.s;

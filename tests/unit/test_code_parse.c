@@ -247,6 +247,9 @@ static void test_tokens_strings(void **state)
     TOKS("b'\\x4'", "SyntaxError: (value error) invalid \\x escape");
     OK("'a' \"b\" '''c'''", "(expr 'abc')");
     OK("b'a' b'\\x00'", "(expr b'a\\x00')");
+    OK("'' '' ''", "(expr '')");          /* empty pieces (found by the fuzzer: UB) */
+    OK("'' f'' ''", "(expr (f))");
+    OK("'' 'a'", "(expr 'a')");
     ERR("'a' b'b'", "SyntaxError", 1, "cannot mix bytes and nonbytes literals");
     ERR("x = 1\ny = '''\n\nz", "SyntaxError", 2,
         "unterminated triple-quoted string literal (detected at line 4)");
