@@ -21,11 +21,11 @@ int cp_block(code_parser *p, code_block *b, const char *what, int line)
     if (CP_IS(p, NEWLINE)) {
         if (cp_advance(p))
             return -1;
-        if (!CP_IS(p, INDENT))
+        /* an indented line that holds nothing (a lone line continuation)
+         * opens no block either */
+        if (!CP_IS(p, INDENT) || cp_advance(p) || CP_IS(p, DEDENT) || CP_IS(p, END))
             return code_error_set(p->err, "IndentationError", p->tok.line, p->tok.col,
                                   "expected an indented block after %s on line %d", what, line);
-        if (cp_advance(p))
-            return -1;
         while (!CP_IS(p, DEDENT) && !CP_IS(p, END))
             if (statement(p, b, &cap))
                 return -1;

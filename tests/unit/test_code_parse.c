@@ -498,6 +498,8 @@ static void test_syntax_errors(void **state)
                                                 "definition on line 1");
     ERR("for x in y:\n# c\n", "IndentationError", 2, "expected an indented block after 'for'");
     ERR("if x:\n", "IndentationError", 1, "expected an indented block");   /* CPython's lines */
+    ERR("def f(n):\n \\\n\n0", "IndentationError", 4,                /* found by fuzzing */
+        "expected an indented block after function definition on line 1");
     ERR("if x:\n\n\n", "IndentationError", 3, "expected an indented block");
     ERR("x = $", "SyntaxError", 1, "invalid syntax");
     ERR("a ! b", "SyntaxError", 1, "invalid syntax");
