@@ -29,7 +29,7 @@ test-asan: asan
 # The short fuzz pass of every `make test`: each libFuzzer target for
 # FUZZ_CI_SECONDS from its seed corpus, as CTest tests (label fuzz), two at
 # a time; a crash, leak, timeout or broken invariant fails it.
-FUZZ_TARGETS = proto args text config http glob tar routes paths sed
+FUZZ_TARGETS = proto args text config http glob tar routes paths sed code_parse
 FUZZ_CI_SECONDS ?= 10
 test-fuzz:
 	@sh scripts/deps.sh fuzz
@@ -54,7 +54,8 @@ fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p build-fuzz/corpus/$$t; \
 	  ./build-fuzz/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	    -artifact_prefix=build-fuzz/ build-fuzz/corpus/$$t fuzz/corpus/$$t || exit 1; \
+	    -artifact_prefix=build-fuzz/ $$([ -f fuzz/$$t.dict ] && echo -dict=fuzz/$$t.dict) \
+	    build-fuzz/corpus/$$t fuzz/corpus/$$t || exit 1; \
 	done
 
 clean:
