@@ -165,3 +165,19 @@ size_t bench_header(char *buf, size_t n, int runs)
                      date, u.release, sysconf(_SC_NPROCESSORS_ONLN), runs);
     return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
 }
+
+long proc_field_kb(const char *path, const char *key)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    long v = -1;
+    size_t kl = strlen(key);
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, key, kl)) {
+            v = atol(line + kl);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return v;
+}

@@ -16,6 +16,9 @@ double run_once(char *const argv[], long *rss_kb);
 void push(char **argv, int *n, const char *s);
 /* bubblewrap with what cella's `host` image gives (see bench_util.c). */
 void bwrap_argv(char **argv, const char *bwrap, const char *ws, char *const cmd[]);
+/* A "Key:   N kB" field of a /proc file (status, smaps_rollup) in KiB;
+ * -1 when the file or the field cannot be read. */
+long proc_field_kb(const char *path, const char *key);
 /* The p-th quantile (0..1) of n sorted values. */
 double pct(double *sorted, int n, double p);
 /* Writes the block's first line (date, kernel, CPUs, runs) and a blank

@@ -110,19 +110,9 @@ static double timed(char *const argv[])
 /* A /proc/PID/status field in KiB ("VmRSS:", "VmHWM:"), -1 when unreadable. */
 static long status_kb(pid_t pid, const char *key)
 {
-    char path[64], line[256];
+    char path[64];
     snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    long v = -1;
-    size_t kl = strlen(key);
-    while (f && fgets(line, sizeof(line), f))
-        if (!strncmp(line, key, kl)) {
-            v = atol(line + kl);
-            break;
-        }
-    if (f)
-        fclose(f);
-    return v;
+    return proc_field_kb(path, key);
 }
 
 typedef struct sampler {

@@ -817,21 +817,6 @@ static int count_dir(const char *path)
     return n;
 }
 
-static long field_kb(const char *path, const char *key)
-{
-    FILE *f = fopen(path, "r");
-    char line[256];
-    long v = -1;
-    size_t kl = strlen(key);
-    while (f && fgets(line, sizeof(line), f))
-        if (!strncmp(line, key, kl)) {
-            v = atol(line + kl);
-            break;
-        }
-    if (f)
-        fclose(f);
-    return v;
-}
 
 /* Processes whose parent is pid: the sandboxes' agents. */
 static int children_of(pid_t pid)
@@ -867,10 +852,10 @@ static void take(snap *s, const bench_daemon *d)
     snprintf(path, sizeof(path), "/proc/%d/fd", (int)d->pid);
     s->fds = count_dir(path);
     snprintf(path, sizeof(path), "/proc/%d/status", (int)d->pid);
-    s->threads = (int)field_kb(path, "Threads:");
-    s->rss_kb = field_kb(path, "VmRSS:");
+    s->threads = (int)proc_field_kb(path, "Threads:");
+    s->rss_kb = proc_field_kb(path, "VmRSS:");
     snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)d->pid);
-    s->pss_kb = field_kb(path, "Pss:");
+    s->pss_kb = proc_field_kb(path, "Pss:");
     s->agents = children_of(d->pid);
     snprintf(path, sizeof(path), "%s/workspaces", d->state);
     s->workspaces = count_dir(path);
