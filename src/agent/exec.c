@@ -299,10 +299,13 @@ void agent_exec_start(agent *a, uint32_t id, const uint8_t *payload, size_t n)
     e->cap[1] = req.stdout_cap;
     e->cap[2] = req.stderr_cap;
     e->windowed = req.flags & EXEC_OUTPUT_WINDOW;
-    e->builtin = req.flags & EXEC_BUILTIN;
     /* Start failures name the program; write-exec's is its fifth word. */
     bool write_exec = (req.flags & EXEC_BUILTIN) && !strcmp(req.argv[0], "write-exec") &&
                       cella_strv_len(req.argv) > 4;
+    /* write-exec ends as the caller's program: it is killed with its process
+     * group like any command, never merely cancelled (its children would
+     * outlive the call). */
+    e->builtin = (req.flags & EXEC_BUILTIN) && !write_exec;
     e->cmd = cella_strdup(req.argv[write_exec ? 4 : 0]);
     e->cwd = cella_strdup(cwd);
     cbuf_init(&e->stdin_buf);
@@ -440,6 +443,7 @@ static void cancel(agent_exec *e, int64_t now)
     if (!e->cancel_ns)
         e->cancel_ns = now;
     if (now - e->cancel_ns >= (int64_t)AGENT_CANCEL_GRACE_MS * 1000000) {
+        kill(-e->pid, SIGKILL);
         kill(e->pid, SIGKILL);
         return;
     }
@@ -596,10 +600,16 @@ int agent_exec_tick(agent *a, int slot, int64_t now)
     int64_t since = e->last_tick_ns ? now - e->last_tick_ns : 0;
     e->last_tick_ns = now;
     if (!e->reaped && e->deadline_ns && !e->timed_out && now >= e->deadline_ns) {
-        /* Time is up: the whole process group goes, not just its leader. */
+        /* Time is up: the whole process group goes, not just its leader.
+         * A file operation is cancelled first, so that an atomic batch can
+         * remove its temporaries (killed within the grace all the same). */
         e->timed_out = true;
-        kill(-e->pid, SIGKILL);
-        kill(e->pid, SIGKILL);
+        if (e->builtin) {
+            cancel(e, now);
+        } else {
+            kill(-e->pid, SIGKILL);
+            kill(e->pid, SIGKILL);
+        }
     }
     if (e->cancel_ns && !e->reaped) {
         cancel(e, now);
