@@ -9,6 +9,7 @@ import base64
 import http.client
 import json
 import os
+import subprocess
 import threading
 import time
 
@@ -759,3 +760,28 @@ def test_idle_cleanup_ends_the_session(tmp_path):
         assert b["sandbox_id"] != sb and "empty" in b["stdout"]
     finally:
         daemon.close()
+
+
+def test_a_client_gone_mid_execute_kills_the_programs_children(d):
+    """A session outlives its calls, so when an /execute's client hangs up,
+    the program must go with its whole process group: a child it started
+    must not live on in the session."""
+    sid = new_sid()
+    bash(d, sid, "true")                      # the session exists
+    body = json.dumps({"code": "import subprocess, time\n"
+                               "subprocess.Popen(['sleep', '61.3'])\n"
+                               "print('started', flush=True)\ntime.sleep(60)\n",
+                       "session_id": sid}).encode()
+    c = http.client.HTTPConnection(d.host, d.port, timeout=HANG_LIMIT)
+    c.request("POST", "/execute", body, {"Authorization": f"Bearer {ALICE}",
+                                         "Content-Type": "application/json"})
+    # Seen from the host (a session runs one call at a time, so not from
+    # inside while the call runs); the odd duration names this test's child.
+    def children():
+        return subprocess.run(["pgrep", "-f", "sleep 61[.]3"], capture_output=True,
+                              text=True).stdout.split()
+    wait_until(lambda: len(children()) == 1, limit=30)
+    c.sock.shutdown(2)
+    c.close()
+    wait_until(lambda: not children(), limit=30)
+    assert bash(d, sid, "echo ok")["stdout"] == "ok\n"      # the session goes on
