@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,14 @@ static void mirror_etc(opv *o, const char *name)
     struct stat st;
     if (lstat(host, &st) < 0)
         return;
-    if (S_ISLNK(st.st_mode))
+    /* An entry mounted over the host's /etc (a container's resolv.conf,
+     * localtime, a CA bundle) is not in the overlay, which shows only what
+     * lies beneath: bound as it is instead, as before the overlay. */
+    struct statx sx;
+    bool mounted = statx(AT_FDCWD, host, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) == 0 &&
+                   (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+                   (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+    if (S_ISLNK(st.st_mode) || mounted)
         mirror(o, host, host);
     else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
         opv_bind(o, staged, host, OPF_RDONLY | OPF_OPTIONAL | OPF_SRC_IN_ROOT);
