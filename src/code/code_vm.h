@@ -1,0 +1,41 @@
+/* Code mode's interpreter instance: one per run. The parts of the runtime
+ * (values, evaluator, host interface) share it; each owns its own fields. */
+#ifndef CELLA_CODE_VM_H
+#define CELLA_CODE_VM_H
+
+#include "code/code_mem.h"
+#include "code/code_run.h"
+#include "code/code_val.h"
+
+struct code_heap;      /* code_heap.c: size-class pages and large blocks */
+struct code_eval;      /* code_eval*.c: frames, coroutines, the scheduler */
+
+struct code_vm {
+    code_mem mem;                /* the run's byte and allocation limits */
+    struct code_heap *heap;
+    cv exc;                      /* the exception being raised, or CV_NULL */
+    code_limits limits;          /* defaults applied */
+    uint64_t cpu_ns;             /* interpreting time so far */
+    code_sb out;                 /* print()'s output not yet handed over */
+    struct code_eval *ev;
+    int line;                    /* the line being run, for errors */
+    /* Nested-container recursion (repr, ==, hash, JSON of nested lists):
+     * code_guard_enter counts it and checks the C stack. */
+    unsigned depth, max_depth;
+    char *stack_lo;              /* the running coroutine's stack: lowest usable */
+    cv builtins_cache;           /* optional: owned by code_builtins.c */
+    cv modules;                  /* dict name -> module, owned by code_import */
+    void *hostdata;              /* code_run.c */
+};
+
+/* Creates/destroys a vm and its heap (code_heap.c). */
+int code_vm_init(code_vm *vm, const code_limits *limits, code_alloc_fn alloc, void *ud);
+void code_vm_destroy(code_vm *vm);
+
+/* Guards every recursive C path over values (repr of nested lists, ==,
+ * hashing tuples, JSON encoding, deep copies): RecursionError past
+ * vm->max_depth levels or when the C stack is nearly used up. */
+int code_guard_enter(code_vm *vm, const char *what);
+static inline void code_guard_leave(code_vm *vm) { vm->depth--; }
+
+#endif
