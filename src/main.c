@@ -6,6 +6,7 @@
 
 #include "cli/box_cmd.h"
 #include "cli/client.h"
+#include "cli/code.h"
 #include "cli/mcp.h"
 #include "cli/serve.h"
 #include "cli/transfer.h"
@@ -28,6 +29,7 @@ static const char usage[] =
     "  fs         one file operation in a sandbox: ls, stat, mkdir, rm, mv, grep, ...\n"
     "  catalog    list the images sandboxes can be made from\n"
     "  mcp        an MCP server on stdio for agents, relayed to the daemon\n"
+    "  code       run restricted Python locally, host calls over stdin/stdout\n"
     "  version    print the version\n"
     "  help       show this help\n";
 
@@ -50,6 +52,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "serve"))
         return cli_serve_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "code"))
+        return cli_code_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "mcp"))
         return cli_mcp_main(argc - 2, argv + 2);
     if (cli_client_is_command(cmd))
