@@ -108,14 +108,10 @@ static void w_count(wbuf *b, size_t n)
     w_le(b, n, 4);
 }
 
-int code_run_dump(code_run *r, char **buf, size_t *len, code_error *err)
+int code_dump_write(const code_run_record *rec, char **buf, size_t *len, code_error *err)
 {
     *buf = NULL;
     *len = 0;
-    if (code_run_done(r))
-        return code_error_set(err, "ValueError", 0, 0,
-                              "the run has ended: only a paused run can be dumped");
-    const code_run_record *rec = code_run_record_of(r);
     wbuf b = {0};
     char ident[128];
     w_raw(&b, CODE_DUMP_MAGIC, CODE_DUMP_MAGIC_LEN);

@@ -22,6 +22,8 @@
 const char *code_dump_identity(char *buf, size_t cap);
 uint64_t code_dump_fnv1a(const void *p, size_t n);
 
+/* rec as dump bytes (malloc'd): what code_run_dump writes of a run. */
+int code_dump_write(const code_run_record *rec, char **buf, size_t *len, code_error *err);
 /* Reads dump bytes into rec (every string a malloc'd copy, functions NULL
  * when none were declared), checking everything but the replay. 0, or -1
  * with err set (ValueError) and rec left empty. */

@@ -145,8 +145,9 @@ static int parse_batches(rd *r, code_run_record *rec)
         if (n == 0)
             return bad(r, "an empty batch of answers");
         b->results = calloc_or_die(n, sizeof(*b->results));
-        for (; b->n < n; b->n++) {
-            code_rec_result *res = &b->results[b->n];
+        while (b->n < n) {
+            /* counted before it is filled: freed whatever happens */
+            code_rec_result *res = &b->results[b->n++];
             uint64_t id = 0, kind = 0;
             if (r_le(r, 8, &id) < 0 || r_le(r, 1, &kind) < 0)
                 return -1;

@@ -176,3 +176,14 @@ int code_run_load(const char *buf, size_t len, const code_run_opts *opts, code_r
     *out = r;
     return 0;
 }
+
+int code_run_dump(code_run *r, char **buf, size_t *len, code_error *err)
+{
+    if (code_run_done(r)) {
+        *buf = NULL;
+        *len = 0;
+        return code_error_set(err, "ValueError", 0, 0,
+                              "the run has ended: only a paused run can be dumped");
+    }
+    return code_dump_write(code_run_record_of(r), buf, len, err);
+}

@@ -22,26 +22,6 @@ typedef struct jenc {
 
 #define JSON_SAFE_INT ((int64_t)1 << 53)
 
-void code_json_b64_encode(const unsigned char *s, size_t n, char *out)
-{
-    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t o = 0, i = 0;
-    for (; i + 3 <= n; i += 3) {
-        uint32_t w = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
-        out[o++] = abc[w >> 18];
-        out[o++] = abc[w >> 12 & 63];
-        out[o++] = abc[w >> 6 & 63];
-        out[o++] = abc[w & 63];
-    }
-    if (i < n) {
-        uint32_t w = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0);
-        out[o++] = abc[w >> 18];
-        out[o++] = abc[w >> 12 & 63];
-        out[o++] = i + 1 < n ? abc[w >> 6 & 63] : '=';
-        out[o++] = '=';
-    }
-}
-
 /* Room for n more bytes; MemoryError past the run's limit. */
 static char *room(jenc *e, size_t n)
 {
