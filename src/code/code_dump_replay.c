@@ -2,7 +2,12 @@
  * replayed through the ordinary host interface. The run is deterministic,
  * so a genuine record makes the same calls in the same order and pauses
  * where it was dumped; a record that does not (forged, or made by a program
- * that behaves otherwise) is refused as soon as a step differs. */
+ * that behaves otherwise) is refused as soon as a step differs.
+ *
+ * The dumped limits apply, each capped by the host's own (opts->limits)
+ * where the host sets one: code_run.h says the dumped ones win, which is
+ * what a host that sets none gets. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +117,32 @@ static int no_replay(code_error *err, const code_step *st)
                           "the code dump does not replay (the run made other calls)");
 }
 
+/* The dumped limit, but no more than the host's own when it sets one: a
+ * forged dump must not grant itself more time or memory than the host gives
+ * any run. 0 means "the default" on both sides. */
+static uint64_t cap(uint64_t dumped, uint64_t host, uint64_t dflt)
+{
+    if (!host)
+        return dumped;
+    uint64_t d = dumped ? dumped : dflt;
+    return d < host ? dumped : host;
+}
+
+static code_limits capped(const code_limits *d, const code_run_opts *opts)
+{
+    if (!opts)
+        return *d;
+    const code_limits *h = &opts->limits;
+    return (code_limits){
+        .max_time_us = cap(d->max_time_us, h->max_time_us, CODE_DEFAULT_MAX_TIME_US),
+        .max_bytes = (size_t)cap(d->max_bytes, h->max_bytes, CODE_DEFAULT_MAX_BYTES),
+        .max_allocs = (size_t)cap(d->max_allocs, h->max_allocs, UINT64_MAX),
+        .max_depth = (uint32_t)cap(d->max_depth, h->max_depth, CODE_DEFAULT_MAX_DEPTH),
+        .max_calls = (uint32_t)cap(d->max_calls, h->max_calls, CODE_DEFAULT_MAX_CALLS),
+        .max_nesting = (uint32_t)cap(d->max_nesting, h->max_nesting, 200),
+    };
+}
+
 int code_run_load(const char *buf, size_t len, const code_run_opts *opts, code_run **out,
                   code_step *st, code_error *err)
 {
@@ -122,7 +153,7 @@ int code_run_load(const char *buf, size_t len, const code_run_opts *opts, code_r
     if (code_dump_parse(buf, len, &rec, err) < 0)
         return -1;
     code_run_opts o = {
-        .limits = rec.limits,
+        .limits = capped(&rec.limits, opts),
         .inputs = rec.inputs,
         .ninputs = rec.ninputs,
         .functions = (const char *const *)rec.functions,
