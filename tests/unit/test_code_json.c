@@ -41,6 +41,14 @@ static char *enc(cv v)
     return s;
 }
 
+static cv dec(const char *s)
+{
+    cv v = code_json_decode(&vm, s, strlen(s));
+    if (!v)
+        fail_msg("decode of %s failed", s);
+    return v;
+}
+
 /* decode(in), then encode: want (NULL: the same text). */
 #define RT(in, want) rt_at(in, sizeof(in) - 1, want, __LINE__)
 static void rt_at(const char *in, size_t n, const char *want, int line)
@@ -134,16 +142,16 @@ static void test_tags(void **state)
     RT("[{\"$tuple\": [{\"$set\": []}]}]", "[{\"$tuple\":[{\"$set\":[]}]}]");
     RT("{\"\": {\"$tuple\": []}}", "{\"\":{\"$tuple\":[]}}");
     /* the types are the real ones */
-    cv v = code_json_decode(&vm, "{\"$frozenset\": [1, 2, 2]}", 24);
+    cv v = dec("{\"$frozenset\": [1, 2, 2]}");
     assert_true(cv_is(v, &code_type_frozenset));
     assert_int_equal(code_len(&vm, v), 2);
     code_decref(&vm, v);
-    v = code_json_decode(&vm, "{\"$bytes\": \"AGE=\"}", 18);
+    v = dec("{\"$bytes\": \"AGE=\"}");
     assert_true(cv_is(v, &code_type_bytes));
     assert_int_equal(((code_bytes *)cv_obj(v))->len, 2);
     assert_memory_equal(((code_bytes *)cv_obj(v))->s, "\0a", 2);
     code_decref(&vm, v);
-    v = code_json_decode(&vm, "-0.0", 4);
+    v = dec("-0.0");
     assert_true(cv_is(v, &code_type_float));
     assert_true(signbit(((code_float *)cv_obj(v))->v));
     code_decref(&vm, v);
