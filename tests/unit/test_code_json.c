@@ -386,6 +386,40 @@ static void test_decode_memory(void **state)
     }
 }
 
+/* Nothing kept across decodes, failed ones included: the heap's free lists
+ * are reused, so a leaked reference shows as growth. */
+static void test_no_growth(void **state)
+{
+    (void)state;
+    static const char *const docs[] = {
+        "{\"a\": [1, 2.5, \"t\\u00e9xt\", {\"$tuple\": [1, {\"$set\": [1, 2]}]}], \"b\": "
+        "{\"$bytes\": \"AAECAwQ=\"}, \"c\": {\"$int\": \"123456789012345678901234567890\"}, "
+        "\"d\": {\"$dict\": [[{\"$frozenset\": [1]}, 2]]}}",
+        "{\"a\": [1, 2, {\"b\": [3, \"x\", tru]}]}",
+        "{\"a\": [1, 2, {\"b\": {\"$tuple\": [3, {\"$foo\": 1}]}}]}",
+        "{\"a\": [1, {\"$dict\": [[[1], 2]]}]}",
+        "{\"$set\": [1, 2, []]}",
+        "[\"abc\\n\", \"\\ud800\"]",
+        "{\"k\": \"v\", \"k2\": [1, 2, 3], \"k3\" 4}",
+    };
+    for (size_t d = 0; d < sizeof(docs) / sizeof(*docs); d++) {
+        size_t after_first = 0;
+        for (int i = 0; i < 200; i++) {
+            cv v = code_json_decode(&vm, docs[d], strlen(docs[d]));
+            if (v) {
+                free(enc(v));
+                code_decref(&vm, v);
+            } else {
+                code_exc_clear(&vm);
+            }
+            if (i == 0)
+                after_first = vm.mem.bytes;
+        }
+        if (vm.mem.bytes != after_first)
+            fail_msg("doc %zu: heap grew from %zu to %zu bytes", d, after_first, vm.mem.bytes);
+    }
+}
+
 static void test_utf8_and_base64(void **state)
 {
     (void)state;
@@ -421,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_encode_values),
         cmocka_unit_test(test_encode_limit),
         cmocka_unit_test(test_decode_memory),
+        cmocka_unit_test(test_no_growth),
         cmocka_unit_test(test_utf8_and_base64),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
