@@ -36,9 +36,8 @@ static const char code_usage[] =
     "on a fresh line); the value of the last expression is printed at the end as\n"
     "'=> JSON'; a Python error goes to stderr as 'ValueError: msg (line 3)'.\n"
     "With --jsonl every stdout line is one JSON object: {\"output\": \"text\"}, the\n"
-    "calls, and last {\"status\": \"complete\", \"result\": ..., \"duration_us\": N},\n"
-    "{\"status\": \"error\", \"error\": {\"type\", \"message\", \"line\"}, ...} or\n"
-    "{\"status\": \"paused\", \"dump\": PATH, \"pending\": [ids]}.\n"
+    "calls, and last {\"status\": \"complete\", \"result\": ..., \"duration_us\": N}\n"
+    "or {\"status\": \"error\", \"error\": {\"type\", \"message\", \"line\"}, ...}.\n"
     "\n"
     "Options of run:\n"
     "  --input NAME=JSON     bind the global NAME to a value (repeatable)\n"
@@ -50,9 +49,10 @@ static const char code_usage[] =
     "  --top-level-await     allow 'await' at module level\n"
     "Options of both:\n"
     "  --jsonl               every stdout line a JSON object (see above)\n"
-    "  --dump-to PATH        at the next host call, write the paused run to PATH,\n"
-    "                        print the call and exit 3 without waiting for the\n"
-    "                        answer; 'cella code resume PATH' goes on from there,\n"
+    "  --dump-to PATH        when stdin ends with host calls pending (at the next\n"
+    "                        call, without waiting, when stdin is a terminal),\n"
+    "                        write the paused run to PATH and exit 3; 'cella code\n"
+    "                        resume PATH' goes on from there, in another process,\n"
     "                        printing the pending calls again and reading their\n"
     "                        answers from stdin\n"
     "  -h, --help            show this help\n"
@@ -64,8 +64,8 @@ static const char code_usage[] =
     "  echo 'sum(x * x for x in range(10))' | cella code run -\n"
     "  cella code run job.py --input n=3 --function fetch --jsonl\n"
     "  echo '{\"call_id\": 1, \"value\": 42}' | cella code run job.py --function fetch\n"
-    "  cella code run job.py --dump-to run.dump; echo '{\"call_id\": 1, \"value\": 1}' |\n"
-    "      cella code resume run.dump\n";
+    "  cella code run job.py --dump-to run.dump </dev/null\n"
+    "  echo '{\"call_id\": 1, \"value\": 1}' | cella code resume run.dump\n";
 
 #define MAX_FILE ((size_t)256 << 20)
 
@@ -201,7 +201,7 @@ static int write_dump(const char *path, const char *buf, size_t len)
     return close(fd);
 }
 
-static int pause_to_dump(code_cli *c, code_run *r, const code_step *st)
+static int pause_to_dump(code_cli *c, code_run *r)
 {
     char *buf;
     size_t len;
@@ -218,31 +218,23 @@ static int pause_to_dump(code_cli *c, code_run *r, const code_step *st)
         fprintf(stderr, "cella code: --dump-to %s: %s\n", c->dump_to, strerror(errno));
         return CLI_CODE_USAGE;
     }
-    if (c->jsonl) {
-        fputs("{\"status\": \"paused\", \"dump\": ", stdout);
-        cli_code_json_str(stdout, c->dump_to, strlen(c->dump_to));
-        fputs(", \"pending\": [", stdout);
-        for (size_t i = 0; i < st->npending; i++)
-            printf("%s%llu", i ? ", " : "", (unsigned long long)st->pending[i]);
-        fputs("]}\n", stdout);
-    } else {
-        fflush(stdout);
-        fprintf(stderr, "cella code: paused; the run is in %s (cella code resume %s)\n",
-                c->dump_to, c->dump_to);
-    }
+    fflush(stdout);
+    fprintf(stderr, "cella code: paused; the run is in %s (cella code resume %s)\n", c->dump_to,
+            c->dump_to);
     return CLI_CODE_PAUSED;
 }
 
-/* The next answer from stdin, resumed into st; 0, or an exit status. */
+#define STDIN_ENDED (-1)
+
+/* The next answer from stdin, resumed into st; 0, STDIN_ENDED, or an exit
+ * status. */
 static int answer(code_run *r, code_step *st, char **line, size_t *cap)
 {
     for (;;) {
         fflush(stdout);
         ssize_t n = getline(line, cap, stdin);
-        if (n < 0) {
-            fprintf(stderr, "cella code: stdin ended with host calls pending\n");
-            return CLI_CODE_USAGE;
-        }
+        if (n < 0)
+            return STDIN_ENDED;
         if (strspn(*line, " \t\r\n") == (size_t)n)
             continue;
         cli_code_answer a;
@@ -265,8 +257,12 @@ static int answer(code_run *r, code_step *st, char **line, size_t *cap)
     }
 }
 
-/* Steps until the run ends or is dumped. loaded: st is the step a load
- * returned, whose calls are answered here even with --dump-to. */
+/* Steps until the run ends or is dumped. With --dump-to, the answers stdin
+ * already holds are used first, and the run is dumped when stdin ends with
+ * calls pending (so a script that gives a resumed run more answers than its
+ * pending calls loses none); on a terminal, at once at the next new call,
+ * without waiting. loaded: st is the step a load returned, whose calls are
+ * always read from stdin. */
 static int drive(code_cli *c, code_run *r, code_step *st, bool loaded)
 {
     char *line = NULL;
@@ -293,12 +289,22 @@ static int drive(code_cli *c, code_run *r, code_step *st, bool loaded)
         }
         for (size_t i = 0; i < st->ncalls; i++)
             emit_call(c, &st->calls[i]);
-        if (c->dump_to && !loaded && st->ncalls) {
-            rc = pause_to_dump(c, r, st);
+        if (c->dump_to && !loaded && st->ncalls && isatty(STDIN_FILENO)) {
+            rc = pause_to_dump(c, r);
             break;
         }
         loaded = false;
-        if ((rc = answer(r, st, &line, &cap)) != 0)
+        rc = answer(r, st, &line, &cap);
+        if (rc == STDIN_ENDED && c->dump_to) {
+            rc = pause_to_dump(c, r);
+            break;
+        }
+        if (rc == STDIN_ENDED) {
+            fprintf(stderr, "cella code: stdin ended with host calls pending\n");
+            rc = CLI_CODE_USAGE;
+            break;
+        }
+        if (rc)
             break;
     }
     free(line);

@@ -264,10 +264,33 @@ def test_dump_jsonl_and_declared_functions(tmp_path):
                 "--jsonl", "--dump-to", str(d))
     assert p.returncode == 3, err(p)
     ls = lines(p)
-    assert ls[-1] == {"status": "paused", "dump": str(d), "pending": [1]}
+    assert ls == [{"call_id": 1, "function": "fetch", "args": [], "kwargs": {}}]
+    assert "paused" in err(p)
     p = cella("resume", str(d), "--jsonl", stdin=answer(1, 2))
     assert p.returncode == 0, err(p)
     assert lines(p)[-1]["result"] == 3
+
+
+def test_dump_uses_the_answers_stdin_holds(tmp_path):
+    """A resumed run given answers to calls it makes later uses them, and
+    stops only when stdin ends."""
+    d1, d2 = tmp_path / "a.dump", tmp_path / "b.dump"
+    src = "x = [f(i) for i in range(4)]\nx\n"
+    p = run_src(tmp_path, src, "--dump-to", str(d1), stdin=answer(1, "a"))
+    assert p.returncode == 3, err(p)
+    assert [json.loads(l)["call_id"] for l in out(p).splitlines()] == [1, 2]
+    p = cella("resume", str(d1), "--dump-to", str(d2), stdin=answer(2, "b") + answer(3, "c"))
+    assert p.returncode == 3, err(p)
+    assert [json.loads(l)["call_id"] for l in out(p).splitlines()] == [2, 3, 4]
+    p = cella("resume", str(d2), stdin=answer(4, "d"))
+    assert p.returncode == 0, err(p)
+    assert out(p).splitlines()[-1] == '=> ["a","b","c","d"]'
+    # stdin ending before the loaded calls are answered: dumped again
+    d3 = tmp_path / "c.dump"
+    p = cella("resume", str(d2), "--dump-to", str(d3))
+    assert p.returncode == 3, err(p)
+    p = cella("resume", str(d3), stdin=answer(4, "e"))
+    assert out(p).splitlines()[-1] == '=> ["a","b","c","e"]'
 
 
 def test_bad_dumps(tmp_path):
