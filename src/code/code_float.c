@@ -41,23 +41,38 @@ size_t code_float_repr_buf(double d, char *buf)
         return (size_t)sprintf(buf, d > 0 ? "inf" : "-inf");
     if (d == 0)
         return (size_t)sprintf(buf, signbit(d) ? "-0.0" : "0.0");
-    char tmp[40];
+    /* The shortest digits that read back as d: at each precision the
+     * correctly rounded candidate, else its neighbours, since next to a power
+     * of two the interval that reads back is lopsided and only the neighbour
+     * above may be in it (2**-97 is 6.310887241768095e-30). */
+    char tmp[40], dig[24];
+    int nd = 0, exp = 0;
+    bool neg = signbit(d);
     for (int p = 1; p <= 17; p++) {
-        snprintf(tmp, sizeof tmp, "%.*e", p - 1, d);
-        if (strtod(tmp, NULL) == d)
-            break;
+        snprintf(tmp, sizeof tmp, "%.*e", p - 1, fabs(d));
+        uint64_t m = 0;
+        const char *s = tmp;
+        for (; *s != 'e'; s++)
+            if (*s != '.')
+                m = m * 10 + (uint64_t)(*s - '0');
+        int e = atoi(s + 1) - (p - 1);         /* |d| ~ m * 10^e */
+        uint64_t cand[3] = {m, m + 1, m - 1};
+        int found = -1;
+        for (int c = 0; c < 3 && found < 0; c++) {
+            if (cand[c] == 0)
+                continue;
+            snprintf(tmp, sizeof tmp, "%llue%d", (unsigned long long)cand[c], e);
+            if (strtod(tmp, NULL) == fabs(d))
+                found = c;
+        }
+        if (found < 0 && p < 17)
+            continue;
+        if (found < 0)
+            found = 0;
+        nd = snprintf(dig, sizeof dig, "%llu", (unsigned long long)cand[found]);
+        exp = e + nd - 1;
+        break;
     }
-    /* tmp: [-]D[.DDD]e[+-]XX */
-    char dig[24];
-    int nd = 0;
-    const char *s = tmp;
-    bool neg = *s == '-';
-    if (neg)
-        s++;
-    for (; *s != 'e'; s++)
-        if (*s != '.')
-            dig[nd++] = *s;
-    int exp = atoi(s + 1);
     while (nd > 1 && dig[nd - 1] == '0')
         nd--;
     int decpt = exp + 1;           /* value = 0.DIGITS * 10^decpt */
@@ -424,10 +439,6 @@ static cv float_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv 
 }
 
 /* ---- methods ------------------------------------------------------------------ */
-
-cv code_float_method_fromhex(code_vm *vm, cv *args, size_t nargs, cv kwnames);
-cv code_float_method_hex(code_vm *vm, cv *args, size_t nargs, cv kwnames);
-cv code_float_method_as_integer_ratio(code_vm *vm, cv *args, size_t nargs, cv kwnames);
 
 static cv m_is_integer(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {

@@ -3,6 +3,7 @@
  * sign-magnitude view of each operand so small and big ints share one path;
  * the common small-small cases are answered first without it. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "code/code_num.h"

@@ -2,6 +2,7 @@
  * floor semantics and CPython's messages. Sizes known in advance (products,
  * powers, left shifts) are checked against the run's memory before the work. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "code/code_num.h"
@@ -120,8 +121,9 @@ static cv truediv(code_vm *vm, cv a, cv b)
     code_intview_of(&y, b);
     if (y.n == 0)
         return code_raise(vm, &code_exc_ZeroDivisionError, "division by zero");
+    bool negate = (x.sign < 0) != (y.sign < 0);
     if (x.n == 0)
-        return code_float_new(vm, x.sign * y.sign < 0 ? -0.0 : 0.0);
+        return code_float_new(vm, negate ? -0.0 : 0.0);
     uint64_t xb = code_mag_bits(x.d, x.n), yb = code_mag_bits(y.d, y.n);
     if (xb <= 53 && yb <= 53) {
         double dx, dy;
@@ -134,7 +136,7 @@ static cv truediv(code_vm *vm, cv a, cv b)
         return code_raise(vm, &code_exc_OverflowError,
                           "integer division result too large for a float");
     if (diff < -1080)
-        return code_float_new(vm, x.sign * y.sign < 0 ? -0.0 : 0.0);
+        return code_float_new(vm, negate ? -0.0 : 0.0);
     int64_t shift = diff - 55;    /* quotient of a / 2^shift by b has 55-56 bits */
     cv num = CV_NULL, den = CV_NULL, q = CV_NULL, r = CV_NULL;
     cv aa = code_int_from_mag(vm, 1, x.d, x.n), bb = CV_NULL;
@@ -169,7 +171,7 @@ static cv truediv(code_vm *vm, cv a, cv b)
     if (isinf(res))
         return code_raise(vm, &code_exc_OverflowError,
                           "integer division result too large for a float");
-    return code_float_new(vm, x.sign * y.sign < 0 ? -res : res);
+    return code_float_new(vm, negate ? -res : res);
 fail:
     code_decref(vm, aa);
     code_decref(vm, bb);

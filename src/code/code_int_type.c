@@ -1,4 +1,5 @@
 /* The int and bool types: their slots, int()/bool(), and int's methods. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "code/code_num.h"
@@ -189,7 +190,7 @@ static int byteorder_of(code_vm *vm, cv bo, bool *little)
 static cv m_to_bytes(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     cv lenv = CV_NULL, bo = CV_NULL, sg = CV_NULL;
-    if (code_args(vm, "to_bytes", args + 1, nargs - 1, kwnames, "|length,byteorder,$signed",
+    if (code_args(vm, "to_bytes", args + 1, nargs - 1, kwnames, "|length,byteorder,*,signed",
                   &lenv, &bo, &sg))
         return CV_NULL;
     int64_t len = 1;
@@ -224,6 +225,7 @@ static cv m_to_bytes(code_vm *vm, cv *args, size_t nargs, cv kwnames)
             pow2 &= a.d[i] == 0;
         pow2 &= (a.d[a.n - 1] & (a.d[a.n - 1] - 1)) == 0;
         fits = bits < (uint64_t)len * 8 || (pow2 && bits == (uint64_t)len * 8);
+        fits |= len == 0 && a.n == 1 && a.d[0] == 1;    /* CPython: -1 in no bytes is b'' */
     }
     if (!fits)
         return code_raise(vm, &code_exc_OverflowError, "int too big to convert");
@@ -264,7 +266,7 @@ static cv m_from_bytes(code_vm *vm, cv *args, size_t nargs, cv kwnames)
         nargs--;
     }
     cv data = CV_NULL, bo = CV_NULL, sg = CV_NULL;
-    if (code_args(vm, "from_bytes", args, nargs, kwnames, "bytes,|byteorder,$signed", &data,
+    if (code_args(vm, "from_bytes", args, nargs, kwnames, "bytes,|byteorder,*,signed", &data,
                   &bo, &sg))
         return CV_NULL;
     bool little, is_signed = false;

@@ -364,7 +364,7 @@ static cv m_isclose(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     cv av = CV_NULL, bv = CV_NULL, rv = CV_NULL, tv = CV_NULL;
     double a, b, rel = 1e-09, abs_tol = 0.0;
-    if (code_args(vm, "isclose", args, nargs, kwnames, "a,b,/,|$rel_tol,abs_tol", &av, &bv, &rv,
+    if (code_args(vm, "isclose", args, nargs, kwnames, "a,b,/,*,|rel_tol,abs_tol", &av, &bv, &rv,
                   &tv) ||
         code_as_double(vm, av, &a) || code_as_double(vm, bv, &b) ||
         (rv && code_as_double(vm, rv, &rel)) || (tv && code_as_double(vm, tv, &abs_tol)))

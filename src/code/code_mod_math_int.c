@@ -3,6 +3,7 @@
  * so the big multiplications are balanced (Karatsuba then pays), and their
  * size is checked against the run's memory before any work. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "code/code_mod_math.h"
@@ -283,7 +284,7 @@ cv code_math_isqrt(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 cv code_math_prod(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     cv it = CV_NULL, start = CV_NULL;
-    if (code_args(vm, "prod", args, nargs, kwnames, "iterable,/,|$start", &it, &start))
+    if (code_args(vm, "prod", args, nargs, kwnames, "iterable,/,*,|start", &it, &start))
         return CV_NULL;
     cv acc = start ? code_incref(start) : cv_from_small(1);
     cv iter = code_iter(vm, it);

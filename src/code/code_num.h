@@ -112,6 +112,10 @@ cv code_float_pow(code_vm *vm, double a, double b);
 cv code_float_parse(code_vm *vm, const char *s, size_t n, cv orig);
 cv code_float_binop(code_vm *vm, int op, cv a, cv b);
 cv code_float_compare(code_vm *vm, cv a, cv b, int op);
+/* float's methods in code_float_meth.c */
+cv code_float_method_fromhex(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_float_method_hex(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_float_method_as_integer_ratio(code_vm *vm, cv *args, size_t nargs, cv kwnames);
 /* Formats d the way repr does into buf (>= 32 bytes); returns the length. */
 size_t code_float_repr_buf(double d, char *buf);
 
