@@ -140,13 +140,6 @@ WEAK const code_type code_type_tuple = {
     .dealloc = tuple_dealloc, .repr = tuple_repr,
 };
 
-static struct { code_obj ob; size_t n; uint64_t hash; } empty_tuple = {
-    {&code_type_tuple, CODE_RC_IMMORTAL, 0}, 0, 0};
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wattribute-alias"
-extern code_obj code_empty_tuple_obj __attribute__((weak, alias("empty_tuple")));
-#pragma GCC diagnostic pop
-
 WEAK cv code_tuple_new(code_vm *vm, size_t n)
 {
     code_tuple *t = code_obj_new(vm, &code_type_tuple, sizeof(code_tuple) + n * sizeof(cv));
