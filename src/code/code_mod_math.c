@@ -100,21 +100,28 @@ static int log_of(code_vm *vm, cv x, double (*fn)(double), double *out)
     if (code_is_int(x)) {
         if (code_int_sign(x) <= 0)
             return code_raise_i(vm, &code_exc_ValueError, "math domain error");
-        uint64_t bits = code_int_bit_length(x);
-        if (bits <= 1000) {
-            double d;
-            if (code_int_to_double(vm, x, &d))
-                return -1;
+        /* as CPython: the double when it converts, else frexp's mantissa
+         * (rounded with a sticky bit) and a power of two */
+        double d;
+        if (!code_int_to_double(vm, x, &d)) {
             *out = fn(d);
             return 0;
         }
-        cv top = code_int_binop(vm, CODE_OP_RSHIFT, x, cv_from_small((int64_t)bits - 64));
-        if (!top)
-            return -1;
-        double m;
-        code_int_to_double(vm, top, &m);
-        code_decref(vm, top);
-        *out = fn(m) + fn(2.0) * (double)(bits - 64);
+        code_exc_clear(vm);
+        uint64_t bits = code_int_bit_length(x), sh = bits - 64, top = 0;
+        code_intview v;
+        code_intview_of(&v, x);
+        for (int k = 0; k < 64; k++) {
+            uint64_t bit = sh + (uint64_t)k;
+            top |= (uint64_t)((v.d[bit / 32] >> (bit % 32)) & 1) << k;
+        }
+        bool sticky = false;
+        for (uint64_t i = 0; i < sh / 32 && !sticky; i++)
+            sticky = v.d[i] != 0;
+        if (!sticky && sh % 32)
+            sticky = (v.d[sh / 32] & ((1u << (sh % 32)) - 1)) != 0;
+        double m = ldexp((double)(top | sticky), -64);   /* in [0.5, 1] */
+        *out = fn(m) + fn(2.0) * (double)bits;
         return 0;
     }
     double d;
@@ -353,8 +360,6 @@ static cv m_isinf(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 static cv m_isfinite(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     double x;
-    if (code_is_int(nargs == 1 ? args[0] : CODE_NONE) && !kwnames)
-        return CODE_TRUE;              /* even ints too big for a double */
     if (code_math_nargs(vm, "isfinite", nargs, kwnames, 1) || code_as_double(vm, args[0], &x))
         return CV_NULL;
     return code_bool(isfinite(x));

@@ -132,19 +132,21 @@ static int check_range_prod(code_vm *vm, uint64_t lo, uint64_t hi)
     return code_int_check_size(vm, bits > 1e18 ? UINT64_MAX : (uint64_t)(bits / 32) + 1);
 }
 
-/* n beyond int64 is refused: its factorial or products could not fit any
- * memory limit anyway (CPython computes comb(10**20, 2); cella does not). */
-static int nonneg_u64(code_vm *vm, cv v, const char *msg, uint64_t *out)
+/* factorial's argument: past int64 it could not fit any memory anyway. */
+static int factorial_arg(code_vm *vm, cv v, uint64_t *out)
 {
-    int64_t i;
+    int64_t i = 0;
     if (need_int(vm, v))
         return -1;
-    if (code_int_sign(v) < 0)
-        return code_raise_i(vm, &code_exc_ValueError, "%s", msg);
-    if (!code_int_to_i64(v, &i))
-        return code_raise_i(vm, &code_exc_OverflowError,
-                            "%s argument should not exceed 9223372036854775807",
-                            msg[0] == 'f' ? "factorial()" : msg[0] == 'n' ? "n" : "k");
+    if (code_int_sign(v) < 0) {
+        code_raise(vm, &code_exc_ValueError, "factorial() not defined for negative values");
+        return -1;
+    }
+    if (!code_int_to_i64(v, &i)) {
+        code_raise(vm, &code_exc_OverflowError,
+                   "factorial() argument should not exceed 9223372036854775807");
+        return -1;
+    }
     *out = (uint64_t)i;
     return 0;
 }
@@ -154,8 +156,8 @@ cv code_math_factorial(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if ((kwnames && ((code_tuple *)cv_obj(kwnames))->n) || nargs != 1)
         return code_raise(vm, &code_exc_TypeError,
                           "math.factorial() takes exactly one argument (%zu given)", nargs);
-    uint64_t n;
-    if (nonneg_u64(vm, args[0], "factorial() not defined for negative values", &n))
+    uint64_t n = 0;
+    if (factorial_arg(vm, args[0], &n))
         return CV_NULL;
     if (n < 2)
         return cv_from_small(1);
@@ -164,67 +166,94 @@ cv code_math_factorial(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     return range_prod(vm, 2, n + 1);
 }
 
-/* perm(n, k) = n! / (n - k)!; comb(n, k) = perm(n, k) / k! */
-static int nk_args(code_vm *vm, cv *args, size_t nargs, uint64_t *n, uint64_t *k, bool *has_k)
+/* n and k for comb and perm, CPython's checks in its order: both ints, then
+ * signs. 1 when k > n (the answer is 0). */
+static int nk_check(code_vm *vm, cv n, cv k)
 {
-    if (nonneg_u64(vm, args[0], "n must be a non-negative integer", n))
+    if (need_int(vm, n) || need_int(vm, k))
         return -1;
-    *has_k = nargs > 1 && args[1] != CODE_NONE;
-    if (*has_k && nonneg_u64(vm, args[1], "k must be a non-negative integer", k))
-        return -1;
-    return 0;
+    if (code_int_sign(n) < 0)
+        return code_raise_i(vm, &code_exc_ValueError, "n must be a non-negative integer");
+    if (code_int_sign(k) < 0)
+        return code_raise_i(vm, &code_exc_ValueError, "k must be a non-negative integer");
+    return code_int_cmp(k, n) > 0;
+}
+
+/* n * (n - 1) * ... * (n - k + 1), divided step by step by 1..k for comb:
+ * for an n beyond int64. */
+static cv falling(code_vm *vm, cv n, int64_t k, bool comb)
+{
+    if (code_int_check_size(vm, (code_int_bit_length(n) * (uint64_t)k) / 32 + 2))
+        return CV_NULL;
+    cv r = cv_from_small(1);
+    for (int64_t i = 0; i < k && r; i++) {
+        cv f = code_int_binop(vm, CODE_OP_SUB, n, cv_from_small(i));
+        cv t = f ? code_int_mul(vm, r, f) : CV_NULL;
+        code_decref(vm, f);
+        if (t && comb) {
+            cv q = code_int_floordiv(vm, t, cv_from_small(i + 1), NULL);
+            code_decref(vm, t);
+            t = q;
+        }
+        code_setref(vm, &r, t);
+    }
+    return r;
 }
 
 cv code_math_perm(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     cv nv = CV_NULL, kv = CV_NULL;
-    uint64_t n, k = 0;
-    bool has_k;
     if (code_args(vm, "perm", args, nargs, kwnames, "n,|k,/", &nv, &kv))
         return CV_NULL;
-    cv a[2] = {nv, kv ? kv : CODE_NONE};
     if (!kv || kv == CODE_NONE) {
         if (need_int(vm, nv))
             return CV_NULL;
-        if (code_int_sign(nv) < 0)
-            return code_raise(vm, &code_exc_ValueError,
-                              "factorial() not defined for negative values");
-        return code_math_factorial(vm, a, 1, CV_NULL);
+        return code_math_factorial(vm, &nv, 1, CV_NULL);
     }
-    if (nk_args(vm, a, 2, &n, &k, &has_k))
-        return CV_NULL;
-    if (k > n)
-        return cv_from_small(0);
+    int c = nk_check(vm, nv, kv);
+    if (c)
+        return c < 0 ? CV_NULL : cv_from_small(0);
+    int64_t n, k;
+    if (!code_int_to_i64(kv, &k))
+        return code_raise(vm, &code_exc_OverflowError, "k must not exceed 9223372036854775807");
     if (k == 0)
         return cv_from_small(1);
-    if (check_range_prod(vm, n - k + 1, n + 1))
+    if (!code_int_to_i64(nv, &n))
+        return falling(vm, nv, k, false);
+    if (check_range_prod(vm, (uint64_t)(n - k + 1), (uint64_t)n + 1))
         return CV_NULL;
-    return range_prod(vm, n - k + 1, n + 1);
+    return range_prod(vm, (uint64_t)(n - k + 1), (uint64_t)n + 1);
 }
 
 cv code_math_comb(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     cv nv = CV_NULL, kv = CV_NULL;
-    uint64_t n, k;
-    bool has_k;
     if (code_args(vm, "comb", args, nargs, kwnames, "n,k,/", &nv, &kv))
         return CV_NULL;
-    cv a[2] = {nv, kv};
-    if (nk_args(vm, a, 2, &n, &k, &has_k))
+    int c = nk_check(vm, nv, kv);
+    if (c)
+        return c < 0 ? CV_NULL : cv_from_small(0);
+    int64_t n, k;
+    cv nk = code_int_binop(vm, CODE_OP_SUB, nv, kv);   /* k = min(k, n - k) */
+    if (!nk)
         return CV_NULL;
-    if (k > n)
-        return cv_from_small(0);
-    if (n - k < k)
-        k = n - k;
+    bool ok = code_int_to_i64(code_int_cmp(nk, kv) < 0 ? nk : kv, &k);
+    code_decref(vm, nk);
+    if (!ok)
+        return code_raise(vm, &code_exc_OverflowError,
+                          "min(n - k, k) must not exceed 9223372036854775807");
     if (k == 0)
         return cv_from_small(1);
-    if (check_range_prod(vm, n - k + 1, n + 1))
+    if (!code_int_to_i64(nv, &n))
+        return falling(vm, nv, k, true);
+    uint64_t un = (uint64_t)n, uk = (uint64_t)k;
+    if (check_range_prod(vm, un - uk + 1, un + 1))
         return CV_NULL;
-    if (k < 64) {
+    if (uk < 64) {
         /* r = r * (n - k + i) / i stays an integer at every step */
         cv r = cv_from_small(1);
-        for (uint64_t i = 1; i <= k && r; i++) {
-            cv f = code_int_from_u64(vm, n - k + i);
+        for (uint64_t i = 1; i <= uk && r; i++) {
+            cv f = code_int_from_u64(vm, un - uk + i);
             cv t = f ? code_int_mul(vm, r, f) : CV_NULL;
             code_decref(vm, f);
             code_setref(vm, &r, t ? code_int_floordiv(vm, t, cv_from_small((int64_t)i), NULL)
@@ -233,7 +262,7 @@ cv code_math_comb(code_vm *vm, cv *args, size_t nargs, cv kwnames)
         }
         return r;
     }
-    cv p = range_prod(vm, n - k + 1, n + 1), f = p ? range_prod(vm, 1, k + 1) : CV_NULL;
+    cv p = range_prod(vm, un - uk + 1, un + 1), f = p ? range_prod(vm, 1, uk + 1) : CV_NULL;
     cv r = f ? code_int_floordiv(vm, p, f, NULL) : CV_NULL;
     code_decref(vm, p);
     code_decref(vm, f);

@@ -38,7 +38,7 @@ OPS = {
 
 def answer(op, args):
     try:
-        r = OPS[op](*args)
+        r = getattr(math, op[2:])(*args) if op.startswith("m.") else OPS[op](*args)
     except Exception as e:
         return f"{type(e).__name__}: {e}"
     if isinstance(r, complex):
@@ -119,6 +119,39 @@ for a in (5, 255, 256, -1, -128, -129, 2**100):
 for a, b, c in ((2, 10, 1000), (3, -1, 7), (2, -1, 4), (2, 1, 0), (5, 3, -7), (2**100, 2**50, 10**9 + 7),
                 (-3, 5, 11), (7, 0, 1), (7, 0, -1), (3, -2, 10**20 + 39), (2.0, 1, 3), (12, 0, 5)):
     add("pow3", a, b, c)
+
+# the math module
+margs = [0, 1, -1, 2, 0.5, -0.5, 1.5, 3.0, -2.5, 10, 100.0, 1e-300, 1e300, 710.0, -710.0,
+         float("inf"), float("-inf"), float("nan"), 2**1100, -2**1100, 10**30, True]
+for f in ("sqrt", "exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
+          "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc",
+          "fabs", "degrees", "radians", "floor", "ceil", "trunc", "isnan",
+          "isinf", "isfinite", "modf", "frexp", "exp2", "cbrt"):
+    for x in margs:
+        add("m." + f, x)
+for f in ("pow", "atan2", "copysign", "fmod", "remainder", "log", "hypot", "ldexp", "isclose"):
+    for x in margs[:18]:
+        for y in (0, 1, -1, 2, 0.5, -2.5, 1e300, float("inf"), float("-inf"), float("nan"), 10**30):
+            if f == "ldexp" and not isinstance(y, int):
+                continue
+            add("m." + f, x, y)
+ints = [0, 1, -1, 6, 12, -18, 100, 2**70, -(3**50), 5.0, True]
+for f in ("gcd", "lcm", "comb", "perm"):
+    for x in ints:
+        for y in ints:
+            if f in ("comb", "perm") and isinstance(x, int) and isinstance(y, int) and x > 1000:
+                continue
+            add("m." + f, x, y)
+# CPython's own gamma and lgamma differ from libm's in the last bits: exact cases only
+for x in (0, -1, -2.0, 1, 2, 5, 10.0, 172, float("inf"), float("-inf"), float("nan"), 1e308):
+    add("m.gamma", x)
+for x in (0, -1, 1, 2, float("inf"), float("-inf"), 1e308):
+    add("m.lgamma", x)
+for f in ("factorial", "isqrt"):
+    for x in ints + [200, 10**40 + 12345, 2**64 - 1, 2**64]:
+        if f == "factorial" and isinstance(x, int) and x > 1000:
+            continue
+        add("m." + f, x)
 
 # random big operands: schoolbook and Karatsuba products, Knuth division
 rnd = random.Random(8)

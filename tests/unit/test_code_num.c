@@ -91,9 +91,15 @@ static int binop_of(const char *op)
     return -1;
 }
 
+static cv math_call(const char *name, cv *args, size_t nargs);
+
 static cv run_case(const struct num_case *c, cv a, cv b, cv x)
 {
     const char *op = c->op;
+    if (!strncmp(op, "m.", 2)) {
+        cv args[3] = {a, b, x};
+        return math_call(op + 2, args, x ? 3 : b ? 2 : 1);
+    }
     int bop = binop_of(op);
     if (bop >= 0)
         return code_binop(&vm, bop, a, b);
