@@ -217,20 +217,20 @@ static cv bytes_getitem(code_vm *vm, cv self, cv key)
                       code_type_name(key));
 }
 
-typedef struct bytes_iter {
-    code_iter it;
+typedef struct bytes_iterobj {
+    code_iterobj it;
     cv b;
     size_t i;
-} bytes_iter;
+} bytes_iterobj;
 
 static void bytes_iter_dealloc(code_vm *vm, code_obj *o)
 {
-    code_decref(vm, ((bytes_iter *)o)->b);
+    code_decref(vm, ((bytes_iterobj *)o)->b);
 }
 
 static cv bytes_iter_next(code_vm *vm, cv self)
 {
-    bytes_iter *it = (bytes_iter *)cv_obj(self);
+    bytes_iterobj *it = (bytes_iterobj *)cv_obj(self);
     if (!it->b)
         return CV_NULL;
     if (it->i >= B(it->b)->len) {
@@ -257,7 +257,7 @@ static const code_type code_type_bytes_iter = {
 
 static cv bytes_iter(code_vm *vm, cv self)
 {
-    bytes_iter *it = code_obj_new(vm, &code_type_bytes_iter, sizeof(bytes_iter));
+    bytes_iterobj *it = code_obj_new(vm, &code_type_bytes_iter, sizeof(bytes_iterobj));
     if (!it)
         return CV_NULL;
     it->b = code_incref(self);

@@ -6,6 +6,7 @@
 #include "code/code_strutil.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 enum { ENC_UTF8, ENC_ASCII, ENC_LATIN1 };

@@ -439,7 +439,11 @@ static int fmt_float_value(code_sb *out, const code_fspec *f0, double d, bool fr
         k += 2;
         fmt[k++] = (char)t;
         fmt[k] = '\0';
+        /* The format is one of twelve made above from fixed pieces. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
         snprintf(buf, cap, fmt, (int)prec, a);
+#pragma GCC diagnostic pop
         if (dot0 && !f.alt)
             add_dot0(buf, cap);
     }

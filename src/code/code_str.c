@@ -574,20 +574,20 @@ static cv str_getitem(code_vm *vm, cv self, cv key)
 
 /* ---- iteration ---- */
 
-typedef struct str_iter {
-    code_iter it;
+typedef struct str_iterobj {
+    code_iterobj it;
     cv s;
     size_t off;
-} str_iter;
+} str_iterobj;
 
 static void str_iter_dealloc(code_vm *vm, code_obj *o)
 {
-    code_decref(vm, ((str_iter *)o)->s);
+    code_decref(vm, ((str_iterobj *)o)->s);
 }
 
 static cv str_iter_next(code_vm *vm, cv self)
 {
-    str_iter *it = (str_iter *)cv_obj(self);
+    str_iterobj *it = (str_iterobj *)cv_obj(self);
     if (!it->s)
         return CV_NULL;
     code_str *s = code_str_p(it->s);
@@ -618,7 +618,7 @@ static const code_type code_type_str_iter = {
 
 static cv str_iter(code_vm *vm, cv self)
 {
-    str_iter *it = code_obj_new(vm, &code_type_str_iter, sizeof(str_iter));
+    str_iterobj *it = code_obj_new(vm, &code_type_str_iter, sizeof(str_iterobj));
     if (!it)
         return CV_NULL;
     it->s = code_incref(self);

@@ -395,8 +395,8 @@ fail:
 
 static cv split_common(code_vm *vm, const char *name, cv *args, size_t nargs, cv kw, bool rev)
 {
-    cv sep;
-    int64_t maxsplit;
+    cv sep = CODE_NONE;
+    int64_t maxsplit = -1;
     if (split_args(vm, name, args, nargs, kw, &sep, &maxsplit))
         return CV_NULL;
     const char *sp = sep == CODE_NONE ? NULL : code_str_cstr(sep);
@@ -729,34 +729,6 @@ static cv m_rpartition(code_vm *vm, cv *args, size_t nargs, cv kw)
 {
     return partition_common(vm, "rpartition", args, nargs, kw, true);
 }
-
-/* Defined in code_str_case.c. */
-cv code_str_m_upper(code_vm *, cv *, size_t, cv);
-cv code_str_m_lower(code_vm *, cv *, size_t, cv);
-cv code_str_m_casefold(code_vm *, cv *, size_t, cv);
-cv code_str_m_title(code_vm *, cv *, size_t, cv);
-cv code_str_m_capitalize(code_vm *, cv *, size_t, cv);
-cv code_str_m_swapcase(code_vm *, cv *, size_t, cv);
-cv code_str_m_isdigit(code_vm *, cv *, size_t, cv);
-cv code_str_m_isalpha(code_vm *, cv *, size_t, cv);
-cv code_str_m_isalnum(code_vm *, cv *, size_t, cv);
-cv code_str_m_isspace(code_vm *, cv *, size_t, cv);
-cv code_str_m_isupper(code_vm *, cv *, size_t, cv);
-cv code_str_m_islower(code_vm *, cv *, size_t, cv);
-cv code_str_m_isnumeric(code_vm *, cv *, size_t, cv);
-cv code_str_m_isdecimal(code_vm *, cv *, size_t, cv);
-cv code_str_m_isidentifier(code_vm *, cv *, size_t, cv);
-cv code_str_m_isprintable(code_vm *, cv *, size_t, cv);
-cv code_str_m_istitle(code_vm *, cv *, size_t, cv);
-cv code_str_m_isascii(code_vm *, cv *, size_t, cv);
-cv code_str_m_center(code_vm *, cv *, size_t, cv);
-cv code_str_m_ljust(code_vm *, cv *, size_t, cv);
-cv code_str_m_rjust(code_vm *, cv *, size_t, cv);
-cv code_str_m_zfill(code_vm *, cv *, size_t, cv);
-cv code_str_m_expandtabs(code_vm *, cv *, size_t, cv);
-cv code_str_m_encode(code_vm *, cv *, size_t, cv);
-cv code_str_m_maketrans(code_vm *, cv *, size_t, cv);
-cv code_str_m_translate(code_vm *, cv *, size_t, cv);
 
 const code_method code_str_methods[] = {
     {"capitalize", code_str_m_capitalize},

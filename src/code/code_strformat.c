@@ -289,7 +289,7 @@ static int render(fmt_ctx *c, code_sb *out, const char *s, size_t n, int depth)
             return -1;
         if (!markup)
             continue;
-        size_t used;
+        size_t used = 0;
         if (field(c, out, s + i, n - i, &used, depth))
             return -1;
         i += used;

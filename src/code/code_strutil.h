@@ -4,6 +4,8 @@
 #ifndef CELLA_CODE_STRUTIL_H
 #define CELLA_CODE_STRUTIL_H
 
+#include <limits.h>
+
 #include "code/code_unicode_tab.h"
 #include "code/code_val.h"
 #include "code/code_vm.h"
@@ -100,6 +102,34 @@ int code_seq_items(code_vm *vm, cv seq, cv *tmp, cv **items, size_t *n, const ch
 
 extern const code_method code_str_methods[];
 extern const code_method code_bytes_methods[];
+/* The str methods of code_str_case.c (the table is in code_str_methods.c). */
+cv code_str_m_upper(code_vm *, cv *, size_t, cv);
+cv code_str_m_lower(code_vm *, cv *, size_t, cv);
+cv code_str_m_casefold(code_vm *, cv *, size_t, cv);
+cv code_str_m_title(code_vm *, cv *, size_t, cv);
+cv code_str_m_capitalize(code_vm *, cv *, size_t, cv);
+cv code_str_m_swapcase(code_vm *, cv *, size_t, cv);
+cv code_str_m_isdigit(code_vm *, cv *, size_t, cv);
+cv code_str_m_isalpha(code_vm *, cv *, size_t, cv);
+cv code_str_m_isalnum(code_vm *, cv *, size_t, cv);
+cv code_str_m_isspace(code_vm *, cv *, size_t, cv);
+cv code_str_m_isupper(code_vm *, cv *, size_t, cv);
+cv code_str_m_islower(code_vm *, cv *, size_t, cv);
+cv code_str_m_isnumeric(code_vm *, cv *, size_t, cv);
+cv code_str_m_isdecimal(code_vm *, cv *, size_t, cv);
+cv code_str_m_isidentifier(code_vm *, cv *, size_t, cv);
+cv code_str_m_isprintable(code_vm *, cv *, size_t, cv);
+cv code_str_m_istitle(code_vm *, cv *, size_t, cv);
+cv code_str_m_isascii(code_vm *, cv *, size_t, cv);
+cv code_str_m_center(code_vm *, cv *, size_t, cv);
+cv code_str_m_ljust(code_vm *, cv *, size_t, cv);
+cv code_str_m_rjust(code_vm *, cv *, size_t, cv);
+cv code_str_m_zfill(code_vm *, cv *, size_t, cv);
+cv code_str_m_expandtabs(code_vm *, cv *, size_t, cv);
+cv code_str_m_encode(code_vm *, cv *, size_t, cv);
+cv code_str_m_maketrans(code_vm *, cv *, size_t, cv);
+cv code_str_m_translate(code_vm *, cv *, size_t, cv);
+
 cv code_str_method_format(code_vm *vm, cv *args, size_t nargs, cv kwnames);
 cv code_str_method_format_map(code_vm *vm, cv *args, size_t nargs, cv kwnames);
 /* fmt % args (printf-style), for str. */
