@@ -307,7 +307,7 @@ static cv bytes_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv 
         memset(o->s, 0, (size_t)n);
         return cv_of(o);
     }
-    if (!cv_type(src)->iter)
+    if (!cv_is(src, &code_type_list) && !cv_is(src, &code_type_tuple) && !cv_type(src)->iter)
         return code_raise(vm, &code_exc_TypeError, "cannot convert '%s' object to bytes",
                           code_type_name(src));
     cv tmp, *items;

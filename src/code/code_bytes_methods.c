@@ -9,7 +9,7 @@
 
 static int nargs_check(code_vm *vm, const char *name, size_t nargs, cv kw, size_t min, size_t max)
 {
-    return code_args_nokw(vm, name, nargs - 1, kw, min, max);
+    return code_str_nargs(vm, "bytes", name, nargs - 1, kw, min, max);
 }
 
 static int need_bytes(code_vm *vm, cv v)
@@ -93,7 +93,7 @@ static int hexval(char c)
 /* bytes.fromhex(s): looked up on the type, so s is args[0]. */
 static cv m_fromhex(code_vm *vm, cv *args, size_t nargs, cv kw)
 {
-    if (code_args_nokw(vm, "fromhex", nargs, kw, 1, 1))
+    if (code_str_nargs(vm, "bytes", "fromhex", nargs, kw, 1, 1))
         return CV_NULL;
     if (!cv_is(args[0], &code_type_str))
         return code_raise(vm, &code_exc_TypeError, "fromhex() argument must be str, not %s",

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool is_align(uint32_t c)
@@ -34,8 +35,8 @@ static int parse_num(code_vm *vm, const char *s, size_t n, size_t *i, ssize_t *o
     return 0;
 }
 
-int code_fspec_parse(code_vm *vm, const char *s, size_t n, char default_align, const char *tname,
-                     code_fspec *f)
+int code_fspec_parse(code_vm *vm, const char *s, size_t n, char default_align,
+                     uint32_t default_type, const char *tname, code_fspec *f)
 {
     memset(f, 0, sizeof(*f));
     f->fill = " ";
@@ -43,6 +44,7 @@ int code_fspec_parse(code_vm *vm, const char *s, size_t n, char default_align, c
     f->align = default_align;
     f->width = -1;
     f->prec = -1;
+    f->type = default_type;
     size_t i = 0;
     bool fill_given = false, align_given = false;
     if (n) {
@@ -430,6 +432,32 @@ static int fmt_float_value(code_sb *out, const code_fspec *f0, double d, bool fr
             code_heap_free(vm, buf, cap);
             return -1;
         }
+    } else if (dot0 && !f.alt) {
+        /* No type, a precision: 'g' that switches to an exponent one digit
+         * earlier and keeps a ".0" (CPython's Py_DTSF_ADD_DOT_0). */
+        int p = prec ? (int)prec : 1;
+        snprintf(buf, cap, "%.*e", p - 1, a);
+        int exp = atoi(strchr(buf, 'e') + 1);
+        if (exp < -4 || exp >= p - 1) {
+            char *e = strchr(buf, 'e'), *m = e;
+            if (memchr(buf, '.', (size_t)(e - buf))) {
+                while (m[-1] == '0')
+                    m--;
+                if (m[-1] == '.')
+                    m--;
+            }
+            memmove(m, e, strlen(e) + 1);
+        } else {
+            snprintf(buf, cap, "%.*f", p - 1 - exp, a);
+            if (strchr(buf, '.')) {
+                size_t k = strlen(buf);
+                while (buf[k - 1] == '0')
+                    buf[--k] = '\0';
+                if (buf[k - 1] == '.')
+                    buf[--k] = '\0';
+            }
+            add_dot0(buf, cap);
+        }
     } else {
         char fmt[8] = "%";
         size_t k = 1;
@@ -498,17 +526,17 @@ cv code_format(code_vm *vm, cv value, cv spec)
     int rc;
     switch (kind) {
     case CODE_K_STR:
-        rc = code_fspec_parse(vm, s, n, '<', "str", &f) ||
+        rc = code_fspec_parse(vm, s, n, '<', 's', "str", &f) ||
              code_fmt_str(&b, &f, code_str_cstr(value), code_str_len(value),
                           code_str_p(value)->nchars);
         break;
     case CODE_K_INT:
     case CODE_K_BOOL:
-        rc = code_fspec_parse(vm, s, n, '>', code_type_name(value), &f) ||
+        rc = code_fspec_parse(vm, s, n, '>', 'd', code_type_name(value), &f) ||
              code_fmt_int(&b, &f, value, code_type_name(value));
         break;
     case CODE_K_FLOAT:
-        rc = code_fspec_parse(vm, s, n, '>', "float", &f) ||
+        rc = code_fspec_parse(vm, s, n, '>', 0, "float", &f) ||
              code_fmt_float(&b, &f, ((code_float *)cv_obj(value))->v);
         break;
     default: {

@@ -17,10 +17,11 @@ typedef struct code_fspec {
     uint32_t type;               /* 0: not given */
 } code_fspec;
 
-/* Parses spec; default_align is '<' for str, '>' for numbers; tname names
- * the value's type in messages. */
-int code_fspec_parse(code_vm *vm, const char *s, size_t n, char default_align, const char *tname,
-                     code_fspec *f);
+/* Parses spec; default_align is '<' for str, '>' for numbers;
+ * default_type 's' for str, 'd' for int, 0 for float; tname names the
+ * value's type in messages. */
+int code_fspec_parse(code_vm *vm, const char *s, size_t n, char default_align,
+                     uint32_t default_type, const char *tname, code_fspec *f);
 /* ValueError "Unknown format code 'x' for object of type 'str'". */
 int code_fspec_unknown(code_vm *vm, uint32_t type, const char *tname);
 /* Appends a formatted number: sign, prefix ("0x"), integer digits (grouped

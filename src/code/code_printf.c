@@ -283,14 +283,9 @@ cv code_str_printf(code_vm *vm, cv fmt, cv args)
         }
         if (!strchr("sradiuoxXeEfFgGc", (int)type) || type == 0) {
             size_t idx = code_str_charindex(code_str_p(fmt), ti);
-            if (type > ' ' && type < 0x7f)
-                code_raise(vm, &code_exc_ValueError,
-                           "unsupported format character '%c' (0x%x) at index %zu", (char)type,
-                           type, idx);
-            else
-                code_raise(vm, &code_exc_ValueError,
-                           "unsupported format character '\\x%x' (0x%x) at index %zu", type, type,
-                           idx);
+            code_raise(vm, &code_exc_ValueError,
+                       "unsupported format character '%c' (0x%x) at index %zu",
+                       type >= 31 && type <= 126 ? (char)type : '?', type, idx);
             goto fail_v;
         }
         (void)at;

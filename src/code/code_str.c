@@ -625,6 +625,39 @@ static cv str_iter(code_vm *vm, cv self)
     return cv_of(it);
 }
 
+/* ---- argument counts ---- */
+
+/* CPython's methods of str and bytes check their positional arguments in
+ * four ways, each with its own message: METH_NOARGS, METH_O, the old
+ * PyArg_ParseTuple (the find family) and Argument Clinic (the rest). */
+int code_str_nargs(code_vm *vm, const char *tname, const char *name, size_t n, cv kw,
+                   size_t min, size_t max)
+{
+    if (kw && ((code_tuple *)cv_obj(kw))->n)
+        return code_raise_i(vm, &code_exc_TypeError, "%s.%s() takes no keyword arguments", tname,
+                            name);
+    if (n >= min && n <= max)
+        return 0;
+    if (max == 0)
+        return code_raise_i(vm, &code_exc_TypeError, "%s.%s() takes no arguments (%zu given)",
+                            tname, name, n);
+    if (min == 1 && max == 1)
+        return code_raise_i(vm, &code_exc_TypeError,
+                            "%s.%s() takes exactly one argument (%zu given)", tname, name, n);
+    static const char *const old[] = {"find", "rfind", "index", "rindex", "count",
+                                      "startswith", "endswith", NULL};
+    bool tuple = false;
+    for (size_t i = 0; old[i]; i++)
+        tuple = tuple || strcmp(old[i], name) == 0;
+    size_t lim = n < min ? min : max;
+    const char *pl = lim == 1 ? "" : "s";
+    if (tuple)
+        return code_raise_i(vm, &code_exc_TypeError, "%s() takes at %s %zu argument%s (%zu given)",
+                            name, n < min ? "least" : "most", lim, pl, n);
+    return code_raise_i(vm, &code_exc_TypeError, "%s expected at %s %zu argument%s, got %zu", name,
+                        n < min ? "least" : "most", lim, pl, n);
+}
+
 /* ---- str(...) ---- */
 
 int code_arg_cstr(code_vm *vm, cv v, const char *what, const char **out)

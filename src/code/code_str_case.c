@@ -10,7 +10,7 @@
 
 static int noargs(code_vm *vm, const char *name, size_t nargs, cv kw)
 {
-    return code_args_nokw(vm, name, nargs - 1, kw, 0, 0);
+    return code_str_nargs(vm, "str", name, nargs - 1, kw, 0, 0);
 }
 
 /* ---- case mappings ---- */
@@ -286,7 +286,7 @@ static int width_arg(code_vm *vm, cv v, ssize_t *out)
 /* how: 0 ljust, 1 rjust, 2 center. */
 static cv pad(code_vm *vm, const char *name, cv *args, size_t nargs, cv kw, int how)
 {
-    if (code_args_nokw(vm, name, nargs - 1, kw, 1, 2))
+    if (code_str_nargs(vm, "str", name, nargs - 1, kw, 1, 2))
         return CV_NULL;
     ssize_t width;
     if (width_arg(vm, args[1], &width))
@@ -342,7 +342,7 @@ cv code_str_m_center(code_vm *vm, cv *args, size_t nargs, cv kw)
 
 cv code_str_m_zfill(code_vm *vm, cv *args, size_t nargs, cv kw)
 {
-    if (code_args_nokw(vm, "zfill", nargs - 1, kw, 1, 1))
+    if (code_str_nargs(vm, "str", "zfill", nargs - 1, kw, 1, 1))
         return CV_NULL;
     ssize_t width;
     if (width_arg(vm, args[1], &width))
@@ -413,7 +413,7 @@ cv code_str_m_encode(code_vm *vm, cv *args, size_t nargs, cv kw)
 /* str.maketrans is looked up on the type: its arguments come without self. */
 cv code_str_m_maketrans(code_vm *vm, cv *args, size_t nargs, cv kw)
 {
-    if (code_args_nokw(vm, "maketrans", nargs, kw, 1, 3))
+    if (code_str_nargs(vm, "str", "maketrans", nargs, kw, 1, 3))
         return CV_NULL;
     cv d = code_dict_new(vm);
     if (!d)
@@ -485,7 +485,7 @@ fail:
 
 cv code_str_m_translate(code_vm *vm, cv *args, size_t nargs, cv kw)
 {
-    if (code_args_nokw(vm, "translate", nargs - 1, kw, 1, 1))
+    if (code_str_nargs(vm, "str", "translate", nargs - 1, kw, 1, 1))
         return CV_NULL;
     code_str *x = S(args[0]);
     cv table = args[1];

@@ -94,7 +94,7 @@ int code_str_range_args(code_vm *vm, cv start, cv end, size_t len, size_t *lo, s
 static int nargs_check(code_vm *vm, const char *name, size_t nargs, cv kwnames, size_t min,
                        size_t max)
 {
-    return code_args_nokw(vm, name, nargs - 1, kwnames, min, max);
+    return code_str_nargs(vm, "str", name, nargs - 1, kwnames, min, max);
 }
 
 /* ---- find, index, count ---- */

@@ -12,7 +12,7 @@ typedef struct fmt_ctx {
     size_t nargs;
     cv kwnames;                  /* format(): names, values at kwvals */
     cv *kwvals;
-    cv mapping;                  /* format_map(): any mapping */
+    cv mapping;                  /* format_map(): any mapping (no positional args) */
     int auto_state;              /* 0 unset, 1 automatic, 2 manual */
     size_t auto_next;
 } fmt_ctx;
@@ -64,6 +64,8 @@ static cv get_first(fmt_ctx *c, const char *s, size_t n)
         return CV_NULL;
     bool empty = n == 0, numeric = empty || idx != -1;
     if (numeric) {
+        if (c->mapping)
+            return code_raise(vm, &code_exc_ValueError, "Format string contains positional fields");
         if (c->auto_state == 0)
             c->auto_state = empty ? 1 : 2;
         if (c->auto_state == 2 && empty)
@@ -339,7 +341,7 @@ cv code_str_method_format(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 
 cv code_str_method_format_map(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
-    if (code_args_nokw(vm, "format_map", nargs - 1, kwnames, 1, 1))
+    if (code_str_nargs(vm, "str", "format_map", nargs - 1, kwnames, 1, 1))
         return CV_NULL;
     return code_str_vformat(vm, args[0], NULL, 0, args[1]);
 }

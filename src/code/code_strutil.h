@@ -144,6 +144,11 @@ int code_sb_int_digits(code_sb *b, cv v, int base);
 cv code_str_decode(code_vm *vm, const unsigned char *s, size_t n, const char *encoding,
                    const char *errors);
 cv code_str_encode(code_vm *vm, cv str, const char *encoding, const char *errors);
+/* Checks a str or bytes method's positional argument count (n, without
+ * self) and that no keywords were given, with CPython's message for that
+ * method. */
+int code_str_nargs(code_vm *vm, const char *tname, const char *name, size_t n, cv kw,
+                   size_t min, size_t max);
 /* A str argument's C string, or TypeError "what must be str, not int". */
 int code_arg_cstr(code_vm *vm, cv v, const char *what, const char **out);
 

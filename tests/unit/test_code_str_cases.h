@@ -2153,3 +2153,147 @@ CASE(M(BY("a1"), "isalnum", 0, 0),
 CASE(M(BY(" \011"), "isspace", 0, 0),
      "=True",
      "b' \\t'.isspace()")
+CASE(M(S("a"), "find", 4, 0, I(1LL), I(2LL), I(3LL), I(4LL)),
+     "!TypeError: find() takes at most 3 arguments (4 given)",
+     "'a'.find(1, 2, 3, 4)")
+CASE(M(S("a"), "count", 0, 0),
+     "!TypeError: count() takes at least 1 argument (0 given)",
+     "'a'.count()")
+CASE(M(S("a"), "replace", 1, 0, S("a")),
+     "!TypeError: replace expected at least 2 arguments, got 1",
+     "'a'.replace('a')")
+CASE(M(S("a"), "split", 3, 0, I(1LL), I(2LL), I(3LL)),
+     "!TypeError: split() takes at most 2 arguments (3 given)",
+     "'a'.split(1, 2, 3)")
+CASE(M(S("a"), "join", 0, 0),
+     "!TypeError: str.join() takes exactly one argument (0 given)",
+     "'a'.join()")
+CASE(M(S("a"), "join", 2, 0, I(1LL), I(2LL)),
+     "!TypeError: str.join() takes exactly one argument (2 given)",
+     "'a'.join(1, 2)")
+CASE(M(S("a"), "strip", 2, 0, I(1LL), I(2LL)),
+     "!TypeError: strip expected at most 1 argument, got 2",
+     "'a'.strip(1, 2)")
+CASE(M(S("a"), "center", 3, 0, I(1LL), I(2LL), I(3LL)),
+     "!TypeError: center expected at most 2 arguments, got 3",
+     "'a'.center(1, 2, 3)")
+CASE(M(S("a"), "zfill", 0, 0),
+     "!TypeError: str.zfill() takes exactly one argument (0 given)",
+     "'a'.zfill()")
+CASE(M(S("a"), "partition", 0, 0),
+     "!TypeError: str.partition() takes exactly one argument (0 given)",
+     "'a'.partition()")
+CASE(M(S("a"), "isdigit", 1, 0, I(1LL)),
+     "!TypeError: str.isdigit() takes no arguments (1 given)",
+     "'a'.isdigit(1)")
+CASE(M(S("a"), "lower", 1, 0, I(1LL)),
+     "!TypeError: str.lower() takes no arguments (1 given)",
+     "'a'.lower(1)")
+CASE(M(S("a"), "find", 0, 1, I(1LL), "x"),
+     "!TypeError: str.find() takes no keyword arguments",
+     "'a'.find(x=1)")
+CASE(M(S("a"), "center", 0, 1, I(1LL), "x"),
+     "!TypeError: str.center() takes no keyword arguments",
+     "'a'.center(x=1)")
+CASE(M(S("a"), "upper", 0, 1, I(1LL), "x"),
+     "!TypeError: str.upper() takes no keyword arguments",
+     "'a'.upper(x=1)")
+CASE(M(S("a"), "replace", 2, 1, S("a"), S("b"), I(1LL), "count"),
+     "!TypeError: str.replace() takes no keyword arguments",
+     "'a'.replace('a', 'b', count=1)")
+CASE(M(S("a"), "expandtabs", 2, 0, I(1LL), I(2LL)),
+     "!TypeError: expandtabs() takes at most 1 argument (2 given)",
+     "'a'.expandtabs(1, 2)")
+CASE(M(S("a"), "splitlines", 2, 0, I(1LL), I(2LL)),
+     "!TypeError: splitlines() takes at most 1 argument (2 given)",
+     "'a'.splitlines(1, 2)")
+CASE(M(S("a"), "encode", 3, 0, I(1LL), I(2LL), I(3LL)),
+     "!TypeError: encode() takes at most 2 arguments (3 given)",
+     "'a'.encode(1, 2, 3)")
+CASE(M(TYPE(&code_type_str), "maketrans", 0, 0),
+     "!TypeError: maketrans expected at least 1 argument, got 0",
+     "str.maketrans()")
+CASE(M(TYPE(&code_type_str), "maketrans", 4, 0, I(1LL), I(2LL), I(3LL), I(4LL)),
+     "!TypeError: maketrans expected at most 3 arguments, got 4",
+     "str.maketrans(1, 2, 3, 4)")
+CASE(M(BY("a"), "find", 0, 0),
+     "!TypeError: find() takes at least 1 argument (0 given)",
+     "b'a'.find()")
+CASE(M(BY("a"), "hex", 3, 0, I(1LL), I(2LL), I(3LL)),
+     "!TypeError: hex() takes at most 2 arguments (3 given)",
+     "b'a'.hex(1, 2, 3)")
+CASE(M(BY("a"), "decode", 3, 0, I(1LL), I(2LL), I(3LL)),
+     "!TypeError: decode() takes at most 2 arguments (3 given)",
+     "b'a'.decode(1, 2, 3)")
+CASE(M(BY("a"), "upper", 1, 0, I(1LL)),
+     "!TypeError: bytes.upper() takes no arguments (1 given)",
+     "b'a'.upper(1)")
+CASE(M(BY("a"), "strip", 2, 0, I(1LL), I(2LL)),
+     "!TypeError: strip expected at most 1 argument, got 2",
+     "b'a'.strip(1, 2)")
+CASE(M(BY("a"), "join", 0, 0),
+     "!TypeError: bytes.join() takes exactly one argument (0 given)",
+     "b'a'.join()")
+CASE(M(BY("a"), "replace", 0, 0),
+     "!TypeError: replace expected at least 2 arguments, got 0",
+     "b'a'.replace()")
+CASE(M(TYPE(&code_type_bytes), "fromhex", 0, 0),
+     "!TypeError: bytes.fromhex() takes exactly one argument (0 given)",
+     "bytes.fromhex()")
+CASE(M(BY("a"), "startswith", 0, 0),
+     "!TypeError: startswith() takes at least 1 argument (0 given)",
+     "b'a'.startswith()")
+CASE(NEW(&code_type_str, 4, 0, I(1LL), I(2LL), I(3LL), I(4LL)),
+     "!TypeError: str() takes at most 3 arguments (4 given)",
+     "str(1, 2, 3, 4)")
+CASE(NEW(&code_type_bytes, 4, 0, I(1LL), I(2LL), I(3LL), I(4LL)),
+     "!TypeError: bytes() takes at most 3 arguments (4 given)",
+     "bytes(1, 2, 3, 4)")
+CASE(M(TYPE(&code_type_str), "upper", 1, 0, S("abc")),
+     "='ABC'",
+     "str.upper('abc')")
+CASE(M(TYPE(&code_type_str), "join", 2, 0, S(","), LST(2, S("a"), S("b"))),
+     "='a,b'",
+     "str.join(',', ['a', 'b'])")
+CASE(FMT(FL(1.0), S(".1")),
+     "='1e+00'",
+     "format(1.0, '.1')")
+CASE(FMT(FL(1.0), S(".2")),
+     "='1.0'",
+     "format(1.0, '.2')")
+CASE(FMT(FL(0.0001), S(".3")),
+     "='0.0001'",
+     "format(0.0001, '.3')")
+CASE(FMT(FL(1e-05), S(".3")),
+     "='1e-05'",
+     "format(0.00001, '.3')")
+CASE(FMT(FL(123456.0), S(".6")),
+     "='1.23456e+05'",
+     "format(123456.0, '.6')")
+CASE(FMT(FL(1234567.0), S(".6")),
+     "='1.23457e+06'",
+     "format(1234567.0, '.6')")
+CASE(FMT(FL(1.5), S("#.3")),
+     "='1.50'",
+     "format(1.5, '#.3')")
+CASE(FMT(FL(0.0), S(".3")),
+     "='0.0'",
+     "format(0.0, '.3')")
+CASE(FMT(FL(-0.0), S(".2")),
+     "='-0.0'",
+     "format(-0.0, '.2')")
+CASE(FMT(FL(1e+22), S(".3")),
+     "='1e+22'",
+     "format(1e22, '.3')")
+CASE(FMT(FL(0.5), S(".0")),
+     "='0.5'",
+     "format(0.5, '.0')")
+CASE(FMT(FL(9.99), S(".2")),
+     "='1e+01'",
+     "format(9.99, '.2')")
+CASE(FMT(FL(99.99), S(".3")),
+     "='1e+02'",
+     "format(99.99, '.3')")
+CASE(M(S("{0[0]}"), "format_map", 1, 0, DCT(1, S("0"), I(1LL))),
+     "!ValueError: Format string contains positional fields",
+     "'{0[0]}'.format_map({'0': 1})")

@@ -212,9 +212,23 @@ static ssize_t list_len(code_vm *vm, cv v)
     return (ssize_t)((code_list *)cv_obj(v))->n;
 }
 
+static cv list_getitem(code_vm *vm, cv v, cv k)
+{
+    code_list *l = (code_list *)cv_obj(v);
+    if (!cv_is_small(k))
+        return code_raise(vm, &code_exc_TypeError, "list indices must be integers or slices, not %s",
+                          code_type_name(k));
+    int64_t i = cv_small(k);
+    if (i < 0)
+        i += (int64_t)l->n;
+    if (i < 0 || (size_t)i >= l->n)
+        return code_raise(vm, &code_exc_IndexError, "list index out of range");
+    return code_incref(l->v[i]);
+}
+
 WEAK const code_type code_type_list = {
     .ob = TYPEHDR, .name = "list", .kind = CODE_K_LIST, .dealloc = list_dealloc,
-    .repr = list_repr, .len = list_len,
+    .repr = list_repr, .len = list_len, .getitem = list_getitem,
 };
 
 WEAK cv code_list_new(code_vm *vm, size_t cap)
