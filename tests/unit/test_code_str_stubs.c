@@ -305,9 +305,8 @@ WEAK const code_type code_type_tuple = {
     .repr = tuple_repr,
 };
 
-/* The empty tuple is declared as a bare code_obj but read as a tuple. */
-static code_tuple empty_tuple = {{&code_type_tuple, CODE_RC_IMMORTAL, 0}, 0, 0};
-extern code_obj code_empty_tuple_obj __attribute__((weak, alias("empty_tuple")));
+/* The empty tuple: test_code_str_empty.c (code_val.h declares it as a bare
+ * code_obj, but it is read as a tuple). */
 
 WEAK cv code_tuple_new(code_vm *vm, size_t n)
 {
