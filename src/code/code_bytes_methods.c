@@ -49,7 +49,8 @@ static cv m_hex(code_vm *vm, cv *args, size_t nargs, cv kw)
             s = BS(sep);
             n = B(sep)->len;
         } else
-            return code_raise(vm, &code_exc_TypeError, "sep must be str or bytes.");
+            return code_raise(vm, &code_exc_TypeError, "object of type '%s' has no len()",
+                              code_type_name(sep));
         if (n != 1)
             return code_raise(vm, &code_exc_ValueError, "sep must be length 1.");
         if ((unsigned char)s[0] >= 0x80)

@@ -388,6 +388,43 @@ static void test_format_api(void **state)
     code_decref(V, x);
 }
 
+/* Ints beyond 64 bits: hex, octal and binary come from the limbs. */
+static void test_bigint_digits(void **state)
+{
+    (void)state;
+    /* -(2**70 + 0xabc) */
+    code_bigint *b = code_obj_new(V, &code_type_int, sizeof(code_bigint) + 3 * sizeof(uint32_t));
+    b->sign = -1;
+    b->n = 3;
+    b->limb[0] = 0xabc;
+    b->limb[1] = 0;
+    b->limb[2] = 0x40;
+    cv v = cv_of(b);
+    static const struct { const char *spec, *want; } cases[] = {
+        {"x", "-400000000000000abc"},
+        {"#X", "-0X400000000000000ABC"},
+        {"_x", "-40_0000_0000_0000_0abc"},
+        {"o", "-200000000000000000005274"},
+        {"b", "-10000000000000000000000000000000000000000000000000000000000101010111100"},
+        {"#026x", "-0x00000400000000000000abc"},
+        {">25x", "      -400000000000000abc"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cv spec = code_str_from_cstr(V, cases[i].spec);
+        cv r = code_format(V, v, spec);
+        assert_non_null((void *)r);
+        assert_string_equal(code_str_cstr(r), cases[i].want);
+        code_decref(V, r);
+        code_decref(V, spec);
+    }
+    cv fmt = S("%x|%#o");
+    cv r = code_binop(V, CODE_OP_MOD, fmt, TUP(2, code_incref(v), code_incref(v)));
+    assert_string_equal(code_str_cstr(r), "-400000000000000abc|-0o200000000000000000005274");
+    code_decref(V, r);
+    code_decref(V, fmt);
+    code_decref(V, v);
+}
+
 /* Iterating a str by code points, and its iterator's end. */
 static void test_iter(void **state)
 {
@@ -444,6 +481,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unicode_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_format_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_iter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bigint_digits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_limit, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2297,3 +2297,717 @@ CASE(FMT(FL(99.99), S(".3")),
 CASE(M(S("{0[0]}"), "format_map", 1, 0, DCT(1, S("0"), I(1LL))),
      "!ValueError: Format string contains positional fields",
      "'{0[0]}'.format_map({'0': 1})")
+CASE(GI(S("abc"), TRUE),
+     "='b'",
+     "'abc'[True]")
+CASE(GI(S("h\303\251llo w\303\266rld"), SL(I(-1LL), I(-8LL), I(-2LL))),
+     "='drwo'",
+     "'h\303\251llo w\303\266rld'[-1:-8:-2]")
+CASE(GI(S("h\303\251llo w\303\266rld"), SL(I(100LL), I(-100LL), I(-1LL))),
+     "='dlr\303\266w oll\303\251h'",
+     "'h\303\251llo w\303\266rld'[100:-100:-1]")
+CASE(GI(S("h\303\251llo"), SL(NONE, NONE, I(3LL))),
+     "='hl'",
+     "'h\303\251llo'[::3]")
+CASE(GI(S("\346\227\245\346\234\254\350\252\236\343\203\206\343\202\255\343\202\271\343\203\210"), SL(I(1LL), NONE, I(2LL))),
+     "='\346\234\254\343\203\206\343\202\271'",
+     "'\346\227\245\346\234\254\350\252\236\343\203\206\343\202\255\343\202\271\343\203\210'[1::2]")
+CASE(GI(S("abc"), SL(NONE, NONE, I(0LL))),
+     "!ValueError: slice step cannot be zero",
+     "'abc'[::0]")
+CASE(BIN(CODE_OP_MUL, S("abc"), I(-1LL)),
+     "=''",
+     "'abc' * -1")
+CASE(BIN(CODE_OP_MUL, S(""), I(5LL)),
+     "=''",
+     "'' * 5")
+CASE(BIN(CODE_OP_MUL, S("\303\251"), I(3LL)),
+     "='\303\251\303\251\303\251'",
+     "'\303\251' * 3")
+CASE(BIN(CODE_OP_ADD, S("a"), S("\303\251")),
+     "='a\303\251'",
+     "'a' + '\303\251'")
+CASE(CMP(CODE_CMP_LT, S("\303\251"), S("\303\252")),
+     "=True",
+     "'\303\251' < '\303\252'")
+CASE(CMP(CODE_CMP_GT, S("\360\237\230\200"), S("\357\277\277")),
+     "=True",
+     "'\\U0001F600' > '\\uffff'")
+CASE(M(S("a\000b"), "split", 1, 0, S("\000")),
+     "=['a', 'b']",
+     "'a\\x00b'.split('\\x00')")
+CASE(CMP(CODE_CMP_LT, S("a\000b"), S("a\000c")),
+     "=True",
+     "'a\\x00b' < 'a\\x00c'")
+CASE(REPR(S("\033[0m")),
+     "=\"'\\\\x1b[0m'\"",
+     "repr('\\x1b[0m')")
+CASE(REPR(S("\342\200\213\357\273\277\342\200\256")),
+     "=\"'\\\\u200b\\\\ufeff\\\\u202e'\"",
+     "repr('\\u200b\\ufeff\\u202e')")
+CASE(REPR(S("\363\260\200\200")),
+     "=\"'\\\\U000f0000'\"",
+     "repr('\\U000F0000')")
+CASE(ASCII(S("\177\302\200")),
+     "=\"'\\\\x7f\\\\x80'\"",
+     "ascii('\\x7f\\x80')")
+CASE(M(S("abc"), "find", 2, 0, S("c"), I(-1LL)),
+     "=2",
+     "'abc'.find('c', -1)")
+CASE(M(S("abc"), "find", 3, 0, S("a"), I(-100LL), I(100LL)),
+     "=0",
+     "'abc'.find('a', -100, 100)")
+CASE(M(S("abcabc"), "rfind", 2, 0, S("abc"), I(1LL)),
+     "=3",
+     "'abcabc'.rfind('abc', 1)")
+CASE(M(S("abcabc"), "rindex", 3, 0, S("b"), I(0LL), I(3LL)),
+     "=1",
+     "'abcabc'.rindex('b', 0, 3)")
+CASE(M(S("abcabc"), "count", 2, 0, S("abc"), I(1LL)),
+     "=1",
+     "'abcabc'.count('abc', 1)")
+CASE(M(S("h\303\251llo"), "index", 2, 0, S("l"), I(3LL)),
+     "=3",
+     "'h\303\251llo'.index('l', 3)")
+CASE(M(S("h\303\251llo"), "index", 2, 0, S("\303\251"), I(2LL)),
+     "!ValueError: substring not found",
+     "'h\303\251llo'.index('\303\251', 2)")
+CASE(M(S("a,b"), "split", 2, 0, S(","), I(0LL)),
+     "=['a,b']",
+     "'a,b'.split(',', 0)")
+CASE(M(S("a,b"), "rsplit", 2, 0, S(","), I(0LL)),
+     "=['a,b']",
+     "'a,b'.rsplit(',', 0)")
+CASE(M(S(",a,"), "split", 1, 0, S(",")),
+     "=['', 'a', '']",
+     "',a,'.split(',')")
+CASE(M(S(",a,"), "rsplit", 1, 0, S(",")),
+     "=['', 'a', '']",
+     "',a,'.rsplit(',')")
+CASE(M(S("a  b"), "split", 1, 0, S(" ")),
+     "=['a', '', 'b']",
+     "'a  b'.split(' ')")
+CASE(M(S("\303\251 \303\251"), "split", 0, 0),
+     "=['\303\251', '\303\251']",
+     "'\303\251 \303\251'.split()")
+CASE(M(S("x"), "join", 1, 0, LST(3, S("\303\251"), S("\303\274"), S("\303\266"))),
+     "='\303\251x\303\274x\303\266'",
+     "'x'.join(['\303\251', '\303\274', '\303\266'])")
+CASE(M(S("-"), "join", 1, 0, TUP(1, S("a"))),
+     "='a'",
+     "'-'.join(('a',))")
+CASE(M(S("\011 x \012"), "strip", 0, 0),
+     "='x'",
+     "'\\t x \\n'.strip()")
+CASE(M(S("abcba"), "strip", 1, 0, S("ab")),
+     "='c'",
+     "'abcba'.strip('ab')")
+CASE(M(S("abcba"), "lstrip", 1, 0, S("ab")),
+     "='cba'",
+     "'abcba'.lstrip('ab')")
+CASE(M(S("abcba"), "rstrip", 1, 0, S("ab")),
+     "='abc'",
+     "'abcba'.rstrip('ab')")
+CASE(M(S("a\303\251a"), "strip", 1, 0, S("a")),
+     "='\303\251'",
+     "'a\303\251a'.strip('a')")
+CASE(M(S("abc"), "replace", 2, 0, S("b"), S("")),
+     "='ac'",
+     "'abc'.replace('b', '')")
+CASE(M(S("abc"), "replace", 2, 0, S("abc"), S("x")),
+     "='x'",
+     "'abc'.replace('abc', 'x')")
+CASE(M(S("aaaa"), "replace", 2, 0, S("aa"), S("b")),
+     "='bb'",
+     "'aaaa'.replace('aa', 'b')")
+CASE(M(S("aaa"), "replace", 2, 0, S("a"), S("aa")),
+     "='aaaaaa'",
+     "'aaa'.replace('a', 'aa')")
+CASE(M(S("\303\251\303\251"), "replace", 3, 0, S("\303\251"), S("e"), I(1LL)),
+     "='e\303\251'",
+     "'\303\251\303\251'.replace('\303\251', 'e', 1)")
+CASE(M(S("abc"), "partition", 1, 0, S("c")),
+     "=('ab', 'c', '')",
+     "'abc'.partition('c')")
+CASE(M(S("abc"), "rpartition", 1, 0, S("a")),
+     "=('', 'a', 'bc')",
+     "'abc'.rpartition('a')")
+CASE(M(S("\307\262"), "lower", 0, 0),
+     "='\307\263'",
+     "'\307\262'.lower()")
+CASE(M(S("\307\262"), "upper", 0, 0),
+     "='\307\261'",
+     "'\307\262'.upper()")
+CASE(M(S("\307\262"), "title", 0, 0),
+     "='\307\262'",
+     "'\307\262'.title()")
+CASE(M(S("\316\243\316\221\316\243"), "lower", 0, 0),
+     "='\317\203\316\261\317\202'",
+     "'\316\243\316\221\316\243'.lower()")
+CASE(M(S("\341\275\210\316\224\316\245\316\243\316\243\316\225\316\216\316\243"), "lower", 0, 0),
+     "='\341\275\200\316\264\317\205\317\203\317\203\316\265\317\215\317\202'",
+     "'\341\275\210\316\224\316\245\316\243\316\243\316\225\316\216\316\243'.lower()")
+CASE(M(S("\357\254\200"), "title", 0, 0),
+     "='Ff'",
+     "'\357\254\200'.title()")
+CASE(M(S("\305\211"), "upper", 0, 0),
+     "='\312\274N'",
+     "'\305\211'.upper()")
+CASE(M(S("\316\220"), "upper", 0, 0),
+     "='\316\231\314\210\314\201'",
+     "'\316\220'.upper()")
+CASE(M(S("\342\205\253"), "lower", 0, 0),
+     "='\342\205\273'",
+     "'\342\205\253'.lower()")
+CASE(M(S("\342\223\220"), "upper", 0, 0),
+     "='\342\222\266'",
+     "'\342\223\220'.upper()")
+CASE(M(S("\352\255\260"), "upper", 0, 0),
+     "='\341\216\240'",
+     "'\352\255\260'.upper()")
+CASE(M(S("\341\216\240"), "lower", 0, 0),
+     "='\352\255\260'",
+     "'\341\216\240'.lower()")
+CASE(M(S("\341\216\240"), "casefold", 0, 0),
+     "='\341\216\240'",
+     "'\341\216\240'.casefold()")
+CASE(M(S("\342\205\253"), "isupper", 0, 0),
+     "=True",
+     "'\342\205\253'.isupper()")
+CASE(M(S("\342\223\220"), "islower", 0, 0),
+     "=True",
+     "'\342\223\220'.islower()")
+CASE(M(S("\303\237"), "islower", 0, 0),
+     "=True",
+     "'\303\237'.islower()")
+CASE(M(S("\303\237"), "title", 0, 0),
+     "='Ss'",
+     "'\303\237'.title()")
+CASE(M(S("hello world"), "capitalize", 0, 0),
+     "='Hello world'",
+     "'hello world'.capitalize()")
+CASE(M(S("HELLO"), "swapcase", 0, 0),
+     "='hello'",
+     "'HELLO'.swapcase()")
+CASE(M(S("\307\204"), "swapcase", 0, 0),
+     "='\307\206'",
+     "'\307\204'.swapcase()")
+CASE(M(S("\360\235\220\200"), "lower", 0, 0),
+     "='\360\235\220\200'",
+     "'\360\235\220\200'.lower()")
+CASE(M(S("Ab1 Cd2"), "istitle", 0, 0),
+     "=True",
+     "'Ab1 Cd2'.istitle()")
+CASE(M(S("aB"), "istitle", 0, 0),
+     "=False",
+     "'aB'.istitle()")
+CASE(M(S("Don'T"), "istitle", 0, 0),
+     "=True",
+     "\"Don'T\".istitle()")
+CASE(M(S("\331\243\331\244"), "isdigit", 0, 0),
+     "=True",
+     "'\331\243\331\244'.isdigit()")
+CASE(M(S("\342\205\253"), "isnumeric", 0, 0),
+     "=True",
+     "'\342\205\253'.isnumeric()")
+CASE(M(S("\342\205\253"), "isalpha", 0, 0),
+     "=False",
+     "'\342\205\253'.isalpha()")
+CASE(M(S("\344\270\200"), "isnumeric", 0, 0),
+     "=True",
+     "'\344\270\200'.isnumeric()")
+CASE(M(S("\344\270\200"), "isalpha", 0, 0),
+     "=True",
+     "'\344\270\200'.isalpha()")
+CASE(M(S("\360\235\237\230"), "isdecimal", 0, 0),
+     "=True",
+     "'\360\235\237\230'.isdecimal()")
+CASE(M(S("\314\201"), "isalpha", 0, 0),
+     "=False",
+     "'\\u0301'.isalpha()")
+CASE(M(S("\314\201"), "isprintable", 0, 0),
+     "=True",
+     "'\\u0301'.isprintable()")
+CASE(M(S("\315\270"), "isprintable", 0, 0),
+     "=False",
+     "'\\u0378'.isprintable()")
+CASE(M(S("\363\240\204\200"), "isprintable", 0, 0),
+     "=True",
+     "'\\U000e0100'.isprintable()")
+CASE(M(S("a\314\201"), "isidentifier", 0, 0),
+     "=True",
+     "'a\\u0301'.isidentifier()")
+CASE(M(S("\314\201a"), "isidentifier", 0, 0),
+     "=False",
+     "'\\u0301a'.isidentifier()")
+CASE(M(S("\342\204\230x"), "isidentifier", 0, 0),
+     "=True",
+     "'\342\204\230x'.isidentifier()")
+CASE(M(S("x\302\267"), "isidentifier", 0, 0),
+     "=True",
+     "'x\302\267'.isidentifier()")
+CASE(M(S("ab"), "center", 2, 0, I(5LL), S("\303\251")),
+     "='\303\251\303\251ab\303\251'",
+     "'ab'.center(5, '\303\251')")
+CASE(M(S("ab"), "ljust", 2, 0, I(3LL), S("\360\237\230\200")),
+     "='ab\360\237\230\200'",
+     "'ab'.ljust(3, '\\U0001F600')")
+CASE(M(S("1"), "zfill", 1, 0, I(-1LL)),
+     "='1'",
+     "'1'.zfill(-1)")
+CASE(M(S("-"), "zfill", 1, 0, I(3LL)),
+     "='-00'",
+     "'-'.zfill(3)")
+CASE(M(S("+1.5"), "zfill", 1, 0, I(7LL)),
+     "='+0001.5'",
+     "'+1.5'.zfill(7)")
+CASE(M(S(""), "zfill", 1, 0, I(3LL)),
+     "='000'",
+     "''.zfill(3)")
+CASE(M(S("a\015\011b"), "expandtabs", 1, 0, I(4LL)),
+     "='a\\r    b'",
+     "'a\\r\\tb'.expandtabs(4)")
+CASE(M(S("\011"), "expandtabs", 1, 0, I(-1LL)),
+     "=''",
+     "'\\t'.expandtabs(-1)")
+CASE(M(S("ab\011cd\011\303\251\011x"), "expandtabs", 1, 0, I(3LL)),
+     "='ab cd \303\251  x'",
+     "'ab\\tcd\\t\303\251\\tx'.expandtabs(3)")
+CASE(M(S("\342\202\254"), "encode", 2, 0, S("ascii"), S("replace")),
+     "=b'\077'",
+     "'\342\202\254'.encode('ascii', 'replace')")
+CASE(M(S("\342\202\254"), "encode", 0, 2, S("ascii"), S("backslashreplace"), "encoding", "errors"),
+     "=b'\\\\u20ac'",
+     "'\342\202\254'.encode(encoding='ascii', errors='backslashreplace')")
+CASE(M(S("\360\237\230\200"), "encode", 2, 0, S("ascii"), S("backslashreplace")),
+     "=b'\\\\U0001f600'",
+     "'\\U0001F600'.encode('ascii', 'backslashreplace')")
+CASE(M(S("\360\237\230\200"), "encode", 1, 0, S("latin-1")),
+     "!UnicodeEncodeError: 'latin-1' codec can't encode character '\\U0001f600' in position 0: ordinal not in range(256)",
+     "'\\U0001F600'.encode('latin-1')")
+CASE(M(S("ab\342\202\254cd\342\202\254\342\202\254"), "encode", 1, 0, S("latin-1")),
+     "!UnicodeEncodeError: 'latin-1' codec can't encode character '\\u20ac' in position 2: ordinal not in range(256)",
+     "'ab\342\202\254cd\342\202\254\342\202\254'.encode('latin-1')")
+CASE(M(S("a"), "encode", 1, 0, S("utf_8")),
+     "=b'a'",
+     "'a'.encode('utf_8')")
+CASE(M(S("a"), "encode", 1, 0, S("UTF-8")),
+     "=b'a'",
+     "'a'.encode('UTF-8')")
+CASE(M(S("a"), "encode", 1, 0, S("utf 8")),
+     "=b'a'",
+     "'a'.encode('utf 8')")
+CASE(M(S("a"), "encode", 1, 0, I(1LL)),
+     "!TypeError: encode() argument 'encoding' must be str, not int",
+     "'a'.encode(1)")
+CASE(M(S("abc"), "translate", 1, 0, DCT(1, I(97LL), I(98LL))),
+     "='bbc'",
+     "'abc'.translate({97: 98})")
+CASE(M(S("abc"), "translate", 1, 0, M(TYPE(&code_type_str), "maketrans", 3, 0, S(""), S(""), S("b"))),
+     "='ac'",
+     "'abc'.translate(str.maketrans('', '', 'b'))")
+CASE(M(S("abc"), "translate", 1, 0, LST(0)),
+     "='abc'",
+     "'abc'.translate([])")
+CASE(M(S("abc"), "translate", 1, 0, S("xyz")),
+     "='abc'",
+     "'abc'.translate('xyz')")
+CASE(FMT(FL(-0.0), S("+")),
+     "='-0.0'",
+     "format(-0.0, '+')")
+CASE(FMT(FL(0.0), S("+")),
+     "='+0.0'",
+     "format(0.0, '+')")
+CASE(FMT(FL(1.0), S("+.2f")),
+     "='+1.00'",
+     "format(1.0, '+.2f')")
+CASE(FMT(FL(-1e-300), S(".2f")),
+     "='-0.00'",
+     "format(-1e-300, '.2f')")
+CASE(FMT(FL(1e-300), S("e")),
+     "='1.000000e-300'",
+     "format(1e-300, 'e')")
+CASE(FMT(FL(1.0), S(".0e")),
+     "='1e+00'",
+     "format(1.0, '.0e')")
+CASE(FMT(FL(1.0), S("#.0e")),
+     "='1.e+00'",
+     "format(1.0, '#.0e')")
+CASE(FMT(FL(12.5), S(".1f")),
+     "='12.5'",
+     "format(12.5, '.1f')")
+CASE(FMT(FL(0.125), S(".2f")),
+     "='0.12'",
+     "format(0.125, '.2f')")
+CASE(FMT(FL(5e-324), S("")),
+     "='5e-324'",
+     "format(5e-324, '')")
+CASE(FMT(FL(1.7976931348623157e+308), S("")),
+     "='1.7976931348623157e+308'",
+     "format(1.7976931348623157e308, '')")
+CASE(FMT(FL(1.7976931348623157e+308), S(",.0f")),
+     "='179,769,313,486,231,570,814,527,423,731,704,356,798,070,567,525,844,996,598,917,476,803,157,260,780,028,538,760,589,558,632,766,878,171,540,458,953,514,382,464,234,321,326,889,464,182,768,467,546,703,537,516,986,049,910,576,551,282,076,245,490,090,389,328,944,075,868,508,455,133,942,304,583,236,903,222,948,165,808,559,332,123,348,274,797,826,204,144,723,168,738,177,180,919,299,881,250,404,026,184,124,858,368'",
+     "format(1.7976931348623157e308, ',.0f')")
+CASE(FMT(I(123LL), S("")),
+     "='123'",
+     "format(123, '')")
+CASE(FMT(I(123LL), S("d")),
+     "='123'",
+     "format(123, 'd')")
+CASE(FMT(I(-123LL), S("+d")),
+     "='-123'",
+     "format(-123, '+d')")
+CASE(FMT(I(123LL), S("=+8")),
+     "='+    123'",
+     "format(123, '=+8')")
+CASE(FMT(I(123LL), S("0=8")),
+     "='00000123'",
+     "format(123, '0=8')")
+CASE(FMT(I(123LL), S("x^9")),
+     "='xxx123xxx'",
+     "format(123, 'x^9')")
+CASE(FMT(I(0LL), S("#b")),
+     "='0b0'",
+     "format(0, '#b')")
+CASE(FMT(I(0LL), S("#x")),
+     "='0x0'",
+     "format(0, '#x')")
+CASE(FMT(I(-0LL), S("x")),
+     "='0'",
+     "format(-0, 'x')")
+CASE(FMT(I(1LL), S("%")),
+     "='100.000000%'",
+     "format(1, '%')")
+CASE(FMT(I(255LL), S("08_b")),
+     "='1111_1111'",
+     "format(255, '08_b')")
+CASE(FMT(I(123456789LL), S("_d")),
+     "='123_456_789'",
+     "format(123456789, '_d')")
+CASE(FMT(I(1234LL), S(",d")),
+     "='1,234'",
+     "format(1234, ',d')")
+CASE(FMT(I(12LL), S("#o")),
+     "='0o14'",
+     "format(12, '#o')")
+CASE(FMT(I(97LL), S("^5c")),
+     "='  a  '",
+     "format(97, '^5c')")
+CASE(FMT(I(97LL), S("=5c")),
+     "='    a'",
+     "format(97, '=5c')")
+CASE(FMT(I(1000000000000000LL), S(",")),
+     "='1,000,000,000,000,000'",
+     "format(10**15, ',')")
+CASE(FMT(TRUE, S("^5")),
+     "='  1  '",
+     "format(True, '^5')")
+CASE(FMT(FALSE, S("+d")),
+     "='+0'",
+     "format(False, '+d')")
+CASE(FMT(S("\303\251"), S("^5")),
+     "='  \303\251  '",
+     "format('\303\251', '^5')")
+CASE(FMT(S("\346\227\245\346\234\254"), S("*>6")),
+     "='****\346\227\245\346\234\254'",
+     "format('\346\227\245\346\234\254', '*>6')")
+CASE(FMT(S("abc"), S(".0")),
+     "=''",
+     "format('abc', '.0')")
+CASE(FMT(S("abc"), S(".10")),
+     "='abc'",
+     "format('abc', '.10')")
+CASE(FMT(S(""), S("5")),
+     "='     '",
+     "format('', '5')")
+CASE(FMT(S("x"), S("0<5")),
+     "='x0000'",
+     "format('x', '0<5')")
+CASE(FMT(S("x"), S("05")),
+     "='x0000'",
+     "format('x', '05')")
+CASE(M(S("{:^10.3f}"), "format", 1, 0, FL(3.14159)),
+     "='  3.142   '",
+     "'{:^10.3f}'.format(3.14159)")
+CASE(M(S("{0:>{1}.{2}f}"), "format", 3, 0, FL(3.14159), I(10LL), I(2LL)),
+     "='      3.14'",
+     "'{0:>{1}.{2}f}'.format(3.14159, 10, 2)")
+CASE(M(S("{0:{1}{2}{3}}"), "format", 4, 0, I(5LL), S("*"), S("^"), I(7LL)),
+     "='***5***'",
+     "'{0:{1}{2}{3}}'.format(5, '*', '^', 7)")
+CASE(M(S("{!r:^9}"), "format", 1, 0, S("x")),
+     "=\"   'x'   \"",
+     "'{!r:^9}'.format('x')")
+CASE(M(S("{!s}"), "format", 1, 0, BY("x")),
+     "=\"b'x'\"",
+     "'{!s}'.format(b'x')")
+CASE(M(S("{!a:}"), "format", 1, 0, S("\303\251")),
+     "=\"'\\\\xe9'\"",
+     "'{!a:}'.format('\303\251')")
+CASE(M(S("{:,.2f}"), "format", 1, 0, FL(-1234.5)),
+     "='-1,234.50'",
+     "'{:,.2f}'.format(-1234.5)")
+CASE(M(S("{:+}"), "format", 1, 0, I(5LL)),
+     "='+5'",
+     "'{:+}'.format(5)")
+CASE(M(S("{:_x}"), "format", 1, 0, I(65535LL)),
+     "='ffff'",
+     "'{:_x}'.format(65535)")
+CASE(M(S("{0} {1} {0}"), "format", 2, 0, S("a"), S("b")),
+     "='a b a'",
+     "'{0} {1} {0}'.format('a', 'b')")
+CASE(M(S("{0}"), "format", 0, 0),
+     "!IndexError: Replacement index 0 out of range for positional args tuple",
+     "'{0}'.format()")
+CASE(M(S("{a}{b}"), "format", 0, 1, I(1LL), "a"),
+     "!KeyError: 'b'",
+     "'{a}{b}'.format(a=1)")
+CASE(M(S("{0[1]}"), "format", 1, 0, S("xyz")),
+     "='y'",
+     "'{0[1]}'.format('xyz')")
+CASE(M(S("{0[5]}"), "format", 1, 0, S("xyz")),
+     "!IndexError: string index out of range",
+     "'{0[5]}'.format('xyz')")
+CASE(M(S("{0[a][b]}"), "format", 1, 0, DCT(1, S("a"), DCT(1, S("b"), S("deep")))),
+     "='deep'",
+     "'{0[a][b]}'.format({'a': {'b': 'deep'}})")
+CASE(M(S("{0[a]}"), "format", 1, 0, DCT(1, S("a"), LST(2, I(1LL), I(2LL)))),
+     "='[1, 2]'",
+     "'{0[a]}'.format({'a': [1, 2]})")
+CASE(M(S("\303\251{0}\303\251{{\303\251}}"), "format", 1, 0, S("\303\274")),
+     "='\303\251\303\274\303\251{\303\251}'",
+     "'\303\251{0}\303\251{{\303\251}}'.format('\303\274')")
+CASE(M(S("{:\303\251>4}"), "format", 1, 0, I(1LL)),
+     "='\303\251\303\251\303\2511'",
+     "'{:\303\251>4}'.format(1)")
+CASE(M(S("{:\303\251=+5}"), "format", 1, 0, I(1LL)),
+     "='+\303\251\303\251\303\2511'",
+     "'{:\303\251=+5}'.format(1)")
+CASE(M(S("{:\360\237\230\200^5}"), "format", 1, 0, S("x")),
+     "='\360\237\230\200\360\237\230\200x\360\237\230\200\360\237\230\200'",
+     "'{:\\U0001F600^5}'.format('x')")
+CASE(BIN(CODE_OP_MOD, S("%.3s"), S("\303\251\346\227\245\346\234\254\350\252\236")),
+     "='\303\251\346\227\245\346\234\254'",
+     "'%.3s' % '\303\251\346\227\245\346\234\254\350\252\236'")
+CASE(BIN(CODE_OP_MOD, S("%-6s|"), S("\346\227\245\346\234\254")),
+     "='\346\227\245\346\234\254    |'",
+     "'%-6s|' % '\346\227\245\346\234\254'")
+CASE(BIN(CODE_OP_MOD, S("%+5.1f"), FL(-2.25)),
+     "=' -2.2'",
+     "'%+5.1f' % -2.25")
+CASE(BIN(CODE_OP_MOD, S("%08.3f"), FL(-3.14159)),
+     "='-003.142'",
+     "'%08.3f' % -3.14159")
+CASE(BIN(CODE_OP_MOD, S("% 08.2f"), FL(3.0)),
+     "=' 0003.00'",
+     "'% 08.2f' % 3.0")
+CASE(BIN(CODE_OP_MOD, S("%e"), FL(0.0)),
+     "='0.000000e+00'",
+     "'%e' % 0.0")
+CASE(BIN(CODE_OP_MOD, S("%.0e"), FL(12345.0)),
+     "='1e+04'",
+     "'%.0e' % 12345.0")
+CASE(BIN(CODE_OP_MOD, S("%#.0e"), FL(12345.0)),
+     "='1.e+04'",
+     "'%#.0e' % 12345.0")
+CASE(BIN(CODE_OP_MOD, S("%#.0f"), FL(1.0)),
+     "='1.'",
+     "'%#.0f' % 1.0")
+CASE(BIN(CODE_OP_MOD, S("%g"), FL(123456789.0)),
+     "='1.23457e+08'",
+     "'%g' % 123456789.0")
+CASE(BIN(CODE_OP_MOD, S("%.10g"), FL(123456789.0)),
+     "='123456789'",
+     "'%.10g' % 123456789.0")
+CASE(BIN(CODE_OP_MOD, S("%-+8d|"), I(42LL)),
+     "='+42     |'",
+     "'%-+8d|' % 42")
+CASE(BIN(CODE_OP_MOD, S("%+-8d|"), I(42LL)),
+     "='+42     |'",
+     "'%+-8d|' % 42")
+CASE(BIN(CODE_OP_MOD, S("% +d"), I(42LL)),
+     "='+42'",
+     "'% +d' % 42")
+CASE(BIN(CODE_OP_MOD, S("%c%c"), TUP(2, S("a"), I(98LL))),
+     "='ab'",
+     "'%c%c' % ('a', 98)")
+CASE(BIN(CODE_OP_MOD, S("%s %(x)s"), DCT(1, S("x"), I(1LL))),
+     "=\"{'x': 1} 1\"",
+     "'%s %(x)s' % {'x': 1}")
+CASE(BIN(CODE_OP_MOD, S("%(x)s %(x)r"), DCT(1, S("x"), S("\303\251"))),
+     "=\"\303\251 '\303\251'\"",
+     "'%(x)s %(x)r' % {'x': '\303\251'}")
+CASE(BIN(CODE_OP_MOD, S("%(x)5s|"), DCT(1, S("x"), S("a"))),
+     "='    a|'",
+     "'%(x)5s|' % {'x': 'a'}")
+CASE(BIN(CODE_OP_MOD, S("%(x)-5d|"), DCT(1, S("x"), I(1LL))),
+     "='1    |'",
+     "'%(x)-5d|' % {'x': 1}")
+CASE(BIN(CODE_OP_MOD, S("%((x))s"), DCT(1, S("(x)"), I(1LL))),
+     "='1'",
+     "'%((x))s' % {'(x)': 1}")
+CASE(BIN(CODE_OP_MOD, S("%s"), TUP(0)),
+     "!TypeError: not enough arguments for format string",
+     "'%s' % ()")
+CASE(BIN(CODE_OP_MOD, S("%d"), NONE),
+     "!TypeError: %d format: a real number is required, not NoneType",
+     "'%d' % None")
+CASE(BIN(CODE_OP_MOD, S("%x"), S("a")),
+     "!TypeError: %x format: an integer is required, not str",
+     "'%x' % 'a'")
+CASE(BIN(CODE_OP_MOD, S("%o"), I(-8LL)),
+     "='-10'",
+     "'%o' % -8")
+CASE(BIN(CODE_OP_MOD, S("%#X"), I(0LL)),
+     "='0X0'",
+     "'%#X' % 0")
+CASE(BIN(CODE_OP_MOD, S("%5.3x"), I(10LL)),
+     "='  00a'",
+     "'%5.3x' % 10")
+CASE(BIN(CODE_OP_MOD, S("%r"), BY("a")),
+     "=\"b'a'\"",
+     "'%r' % b'a'")
+CASE(BIN(CODE_OP_MOD, S("%a"), S("\303\274")),
+     "=\"'\\\\xfc'\"",
+     "'%a' % '\303\274'")
+CASE(BIN(CODE_OP_MOD, S("%s and %s"), TUP(2, S("\303\251"), S("\303\274"))),
+     "='\303\251 and \303\274'",
+     "'%s and %s' % ('\303\251', '\303\274')")
+CASE(BIN(CODE_OP_ADD, BY(""), BY("")),
+     "=b''",
+     "b'' + b''")
+CASE(BIN(CODE_OP_MUL, BY("\000"), I(3LL)),
+     "=b'\\x00\\x00\\x00'",
+     "b'\\x00' * 3")
+CASE(GI(BY("abc"), I(-4LL)),
+     "!IndexError: index out of range",
+     "b'abc'[-4]")
+CASE(GI(BY("ab"), TRUE),
+     "=98",
+     "b'ab'[True]")
+CASE(GI(BY("abc"), SL(NONE, NONE, I(0LL))),
+     "!ValueError: slice step cannot be zero",
+     "b'abc'[::0]")
+CASE(M(BY("a\000b"), "split", 1, 0, BY("\000")),
+     "=[b'a', b'b']",
+     "b'a\\x00b'.split(b'\\x00')")
+CASE(M(BY("a b"), "split", 1, 0, NONE),
+     "=[b'a', b'b']",
+     "b'a b'.split(None)")
+CASE(M(BY("a\034b"), "split", 0, 0),
+     "=[b'a\\x1cb']",
+     "b'a\\x1cb'.split()")
+CASE(M(BY("a\240b"), "split", 0, 0),
+     "=[b'a\\xa0b']",
+     "b'a\\xa0b'.split()")
+CASE(M(BY("abc"), "find", 1, 0, BY("")),
+     "=0",
+     "b'abc'.find(b'')")
+CASE(M(BY("abc"), "find", 2, 0, BY(""), I(4LL)),
+     "=-1",
+     "b'abc'.find(b'', 4)")
+CASE(M(BY("abc"), "count", 2, 0, BY(""), I(4LL)),
+     "=0",
+     "b'abc'.count(b'', 4)")
+CASE(M(BY("abc"), "rfind", 3, 0, BY("c"), I(0LL), I(2LL)),
+     "=-1",
+     "b'abc'.rfind(b'c', 0, 2)")
+CASE(M(BY("abc"), "find", 1, 0, TRUE),
+     "=-1",
+     "b'abc'.find(True)")
+CASE(M(BY("abc"), "endswith", 1, 0, TUP(1, BY("c"))),
+     "=True",
+     "b'abc'.endswith((b'c',))")
+CASE(M(BY("abc"), "endswith", 1, 0, TUP(2, BY("c"), S("c"))),
+     "=True",
+     "b'abc'.endswith((b'c', 'c'))")
+CASE(M(BY("abc"), "startswith", 2, 0, BY(""), I(4LL)),
+     "=False",
+     "b'abc'.startswith(b'', 4)")
+CASE(M(BY("abc"), "replace", 2, 0, BY("b"), BY("")),
+     "=b'ac'",
+     "b'abc'.replace(b'b', b'')")
+CASE(M(BY("abc"), "replace", 3, 0, BY("a"), BY("b"), I(0LL)),
+     "=b'abc'",
+     "b'abc'.replace(b'a', b'b', 0)")
+CASE(M(BY("\001\002\003\004\005"), "hex", 2, 0, S(" "), I(2LL)),
+     "='01 0203 0405'",
+     "b'\\x01\\x02\\x03\\x04\\x05'.hex(' ', 2)")
+CASE(M(BY("\001\002\003\004\005"), "hex", 2, 0, S(" "), I(-2LL)),
+     "='0102 0304 05'",
+     "b'\\x01\\x02\\x03\\x04\\x05'.hex(' ', -2)")
+CASE(M(BY("\001\002"), "hex", 1, 0, S("\303\251")),
+     "!ValueError: sep must be ASCII.",
+     "b'\\x01\\x02'.hex('\303\251')")
+CASE(M(BY("\001\002"), "hex", 1, 0, I(1LL)),
+     "!TypeError: object of type 'int' has no len()",
+     "b'\\x01\\x02'.hex(1)")
+CASE(M(BY("\001\002"), "hex", 2, 0, S(""), I(1LL)),
+     "!ValueError: sep must be length 1.",
+     "b'\\x01\\x02'.hex('', 1)")
+CASE(M(TYPE(&code_type_bytes), "fromhex", 1, 0, S("ab cd\011ef")),
+     "=b'\\xab\\xcd\\xef'",
+     "bytes.fromhex('ab cd\\tef')")
+CASE(M(TYPE(&code_type_bytes), "fromhex", 1, 0, S("ab c")),
+     "!ValueError: non-hexadecimal number found in fromhex() arg at position 4",
+     "bytes.fromhex('ab c')")
+CASE(M(TYPE(&code_type_bytes), "fromhex", 1, 0, S(" \303\251")),
+     "!ValueError: non-hexadecimal number found in fromhex() arg at position 1",
+     "bytes.fromhex(' \303\251')")
+CASE(M(BY("\303\251"), "decode", 1, 0, S("ascii")),
+     "!UnicodeDecodeError: 'ascii' codec can't decode byte 0xc3 in position 0: ordinal not in range(128)",
+     "b'\\xc3\\xa9'.decode('ascii')")
+CASE(M(BY("\303\251"), "decode", 2, 0, S("ascii"), S("replace")),
+     "='\357\277\275\357\277\275'",
+     "b'\\xc3\\xa9'.decode('ascii', 'replace')")
+CASE(M(BY("\303\251"), "decode", 2, 0, S("ascii"), S("backslashreplace")),
+     "='\\\\xc3\\\\xa9'",
+     "b'\\xc3\\xa9'.decode('ascii', 'backslashreplace')")
+CASE(M(BY("\303"), "decode", 2, 0, S("utf-8"), S("replace")),
+     "='\357\277\275'",
+     "b'\\xc3'.decode('utf-8', 'replace')")
+CASE(M(BY("\360\237\230"), "decode", 0, 0),
+     "!UnicodeDecodeError: 'utf-8' codec can't decode bytes in position 0-2: unexpected end of data",
+     "b'\\xf0\\x9f\\x98'.decode()")
+CASE(M(BY("\360\237\230\200"), "decode", 0, 0),
+     "='\360\237\230\200'",
+     "b'\\xf0\\x9f\\x98\\x80'.decode()")
+CASE(M(BY("\340\200\200"), "decode", 2, 0, S("utf-8"), S("replace")),
+     "='\357\277\275\357\277\275\357\277\275'",
+     "b'\\xe0\\x80\\x80'.decode('utf-8', 'replace')")
+CASE(M(BY("\365"), "decode", 0, 0),
+     "!UnicodeDecodeError: 'utf-8' codec can't decode byte 0xf5 in position 0: invalid start byte",
+     "b'\\xf5'.decode()")
+CASE(M(BY("\200\200"), "decode", 2, 0, S("utf-8"), S("replace")),
+     "='\357\277\275\357\277\275'",
+     "b'\\x80\\x80'.decode('utf-8', 'replace')")
+CASE(M(BY("abc"), "decode", 2, 0, S("utf-8"), S("strict")),
+     "='abc'",
+     "b'abc'.decode('utf-8', 'strict')")
+CASE(NEW(&code_type_bytes, 3, 0, S("abc"), S("ascii"), S("strict")),
+     "=b'abc'",
+     "bytes('abc', 'ascii', 'strict')")
+CASE(NEW(&code_type_bytes, 1, 1, S("\303\251"), S("utf-8"), "encoding"),
+     "=b'\\xc3\\xa9'",
+     "bytes('\303\251', encoding='utf-8')")
+CASE(NEW(&code_type_bytes, 1, 1, S("\303\251"), S("strict"), "errors"),
+     "!TypeError: string argument without an encoding",
+     "bytes('\303\251', errors='strict')")
+CASE(NEW(&code_type_bytes, 0, 1, S("strict"), "errors"),
+     "!TypeError: errors without a string argument",
+     "bytes(errors='strict')")
+CASE(NEW(&code_type_bytes, 1, 1, BY("a"), S("strict"), "errors"),
+     "!TypeError: errors without a string argument",
+     "bytes(b'a', errors='strict')")
+CASE(NEW(&code_type_bytes, 1, 0, I(0LL)),
+     "=b''",
+     "bytes(0)")
+CASE(NEW(&code_type_bytes, 1, 0, S("")),
+     "!TypeError: string argument without an encoding",
+     "bytes('')")
+CASE(NEW(&code_type_bytes, 1, 0, FL(2.5)),
+     "!TypeError: cannot convert 'float' object to bytes",
+     "bytes(2.5)")
+CASE(NEW(&code_type_bytes, 1, 0, NONE),
+     "!TypeError: cannot convert 'NoneType' object to bytes",
+     "bytes(None)")

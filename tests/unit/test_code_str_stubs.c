@@ -93,6 +93,8 @@ WEAK int code_int_to_i64(cv v, int64_t *out)
 WEAK int code_int_sign(cv v)
 {
     int64_t i = 0;
+    if (!cv_is_small(v) && cv_kind(v) == CODE_K_INT)
+        return ((code_bigint *)cv_obj(v))->sign;
     code_int_to_i64(v, &i);
     return i < 0 ? -1 : i > 0;
 }
