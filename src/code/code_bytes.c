@@ -285,7 +285,7 @@ static cv bytes_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv 
         if (code_arg_cstr(vm, enc, "bytes() argument 'encoding'", &e) ||
             (err && code_arg_cstr(vm, err, "bytes() argument 'errors'", &r)))
             return CV_NULL;
-        return code_str_encode(vm, src, e, r);
+        return code_codec_encode(vm, src, e, r);
     }
     if (enc || err)
         return code_raise(vm, &code_exc_TypeError,
@@ -312,7 +312,7 @@ static cv bytes_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv 
                           code_type_name(src));
     cv tmp, *items;
     size_t n;
-    if (code_seq_items(vm, src, &tmp, &items, &n, "cannot convert to bytes"))
+    if (code_str_seq_items(vm, src, &tmp, &items, &n, "cannot convert to bytes"))
         return CV_NULL;
     code_bytes *o = bytes_alloc(vm, n);
     for (size_t i = 0; o && i < n; i++) {

@@ -30,7 +30,7 @@ static cv m_decode(code_vm *vm, cv *args, size_t nargs, cv kw)
         return CV_NULL;
     if (err && code_arg_cstr(vm, err, "decode() argument 'errors'", &r))
         return CV_NULL;
-    return code_str_decode(vm, B(args[0])->s, B(args[0])->len, e, r);
+    return code_codec_decode(vm, B(args[0])->s, B(args[0])->len, e, r);
 }
 
 static cv m_hex(code_vm *vm, cv *args, size_t nargs, cv kw)
@@ -289,7 +289,7 @@ static cv m_join(code_vm *vm, cv *args, size_t nargs, cv kw)
         return CV_NULL;
     cv tmp, *items;
     size_t n;
-    if (code_seq_items(vm, args[1], &tmp, &items, &n, "can only join an iterable"))
+    if (code_str_seq_items(vm, args[1], &tmp, &items, &n, "can only join an iterable"))
         return CV_NULL;
     code_bytes *sep = B(args[0]);
     size_t total = 0;

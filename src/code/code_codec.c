@@ -101,7 +101,7 @@ static const char *utf8_check(const unsigned char *s, size_t n, size_t i, size_t
     return NULL;
 }
 
-cv code_str_decode(code_vm *vm, const unsigned char *s, size_t n, const char *encoding,
+cv code_codec_decode(code_vm *vm, const unsigned char *s, size_t n, const char *encoding,
                    const char *errors)
 {
     int enc = find_encoding(vm, encoding);
@@ -173,7 +173,7 @@ static int put_escaped_char(char *out, size_t cap, uint32_t c)
     return snprintf(out, cap, "\\U%08x", c);
 }
 
-cv code_str_encode(code_vm *vm, cv str, const char *encoding, const char *errors)
+cv code_codec_encode(code_vm *vm, cv str, const char *encoding, const char *errors)
 {
     int enc = find_encoding(vm, encoding);
     if (enc < 0)

@@ -690,7 +690,7 @@ static cv str_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kw
         return code_raise(vm, &code_exc_TypeError,
                           "decoding to str: need a bytes-like object, %s found", code_type_name(obj));
     code_bytes *b = code_bytes_p(obj);
-    return code_str_decode(vm, b->s, b->len, e, r);
+    return code_codec_decode(vm, b->s, b->len, e, r);
 }
 
 const code_type code_type_str = {

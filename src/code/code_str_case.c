@@ -407,7 +407,7 @@ cv code_str_m_encode(code_vm *vm, cv *args, size_t nargs, cv kw)
         return CV_NULL;
     if (err && code_arg_cstr(vm, err, "encode() argument 'errors'", &r))
         return CV_NULL;
-    return code_str_encode(vm, args[0], e, r);
+    return code_codec_encode(vm, args[0], e, r);
 }
 
 /* str.maketrans is looked up on the type: its arguments come without self. */

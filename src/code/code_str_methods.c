@@ -468,7 +468,7 @@ fail:
 
 /* The items of an iterable as an array: lists and tuples lend theirs, other
  * iterables are copied into *tmp (a new list the caller drops). */
-int code_seq_items(code_vm *vm, cv seq, cv *tmp, cv **items, size_t *n, const char *errmsg)
+int code_str_seq_items(code_vm *vm, cv seq, cv *tmp, cv **items, size_t *n, const char *errmsg)
 {
     *tmp = CV_NULL;
     if (cv_is(seq, &code_type_list)) {
@@ -497,7 +497,7 @@ static cv m_join(code_vm *vm, cv *args, size_t nargs, cv kw)
         return CV_NULL;
     cv tmp, *items;
     size_t n;
-    if (code_seq_items(vm, args[1], &tmp, &items, &n, "can only join an iterable"))
+    if (code_str_seq_items(vm, args[1], &tmp, &items, &n, "can only join an iterable"))
         return CV_NULL;
     code_str *sep = S(args[0]);
     size_t total = 0, chars = 0;

@@ -96,7 +96,7 @@ int code_replace_impl(code_sb *b, const char *s, size_t n, const char *old, size
 /* The items of a list or tuple in place, else of any iterable copied into
  * *tmp (a new list the caller drops); errmsg is the TypeError for values
  * that are not iterable. */
-int code_seq_items(code_vm *vm, cv seq, cv *tmp, cv **items, size_t *n, const char *errmsg);
+int code_str_seq_items(code_vm *vm, cv seq, cv *tmp, cv **items, size_t *n, const char *errmsg);
 
 /* ---- the pieces of the types ---- */
 
@@ -141,9 +141,9 @@ cv code_str_vformat(code_vm *vm, cv fmt, cv *args, size_t nargs, cv kwargs);
 int code_sb_int_digits(code_sb *b, cv v, int base);
 /* decode/encode with CPython's codec names ("utf-8", "utf8", "ascii",
  * "latin-1", ...) and errors ("strict", "ignore", "replace"). */
-cv code_str_decode(code_vm *vm, const unsigned char *s, size_t n, const char *encoding,
+cv code_codec_decode(code_vm *vm, const unsigned char *s, size_t n, const char *encoding,
                    const char *errors);
-cv code_str_encode(code_vm *vm, cv str, const char *encoding, const char *errors);
+cv code_codec_encode(code_vm *vm, cv str, const char *encoding, const char *errors);
 /* Checks a str or bytes method's positional argument count (n, without
  * self) and that no keywords were given, with CPython's message for that
  * method. */
