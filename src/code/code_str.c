@@ -5,6 +5,7 @@
 #include "code/code_strutil.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -481,6 +482,45 @@ static cv str_binop(code_vm *vm, int op, cv a, cv b)
     }
 }
 
+/* s += t (and *=, %=). Strings are immutable, but one whose only reference
+ * is the caller's cannot be seen changing: it is appended to in place when
+ * its block has room, and otherwise grows into a new string with room to
+ * spare, so a loop of += costs amortised linear time (the evaluator has to
+ * hand over the variable's reference for this; with two references it is a
+ * plain concatenation). Errors are str's own ("can only concatenate str"),
+ * which CPython reports for += too. */
+static cv str_inplace(code_vm *vm, int op, cv a, cv b)
+{
+    if (op != CODE_OP_ADD)
+        return str_binop(vm, op, a, b);
+    if (!cv_is(b, &code_type_str))
+        return code_raise(vm, &code_exc_TypeError, "can only concatenate str (not \"%s\") to str",
+                          code_type_name(b));
+    code_str *x = code_str_p(a), *y = code_str_p(b);
+    if (x->ob.rc != 1 || !y->len || !x->len || x->len + y->len < 64)
+        return str_concat(vm, a, b);
+    size_t need = x->len + y->len, cap = x->ob.size - offsetof(code_str, s) - 1;
+    if (need <= cap) {
+        memcpy(x->s + x->len, y->s, y->len);
+        x->s[need] = '\0';
+        x->len = need;
+        x->nchars += y->nchars;
+        x->ascii = x->ascii && y->ascii;
+        x->hash = 0;
+        return code_incref(a);
+    }
+    code_str *o = code_str_alloc(vm, need + need / 2);
+    if (!o)
+        return CV_NULL;
+    memcpy(o->s, x->s, x->len);
+    memcpy(o->s + x->len, y->s, y->len);
+    o->s[need] = '\0';
+    o->len = need;
+    o->nchars = x->nchars + y->nchars;
+    o->ascii = x->ascii && y->ascii;
+    return cv_of(o);
+}
+
 static ssize_t str_len(code_vm *vm, cv self)
 {
     (void)vm;
@@ -702,6 +742,7 @@ const code_type code_type_str = {
     .hash = str_hash,
     .compare = str_compare,
     .binop = str_binop,
+    .inplace = str_inplace,
     .len = str_len,
     .iter = str_iter,
     .getitem = str_getitem,

@@ -425,6 +425,56 @@ static void test_bigint_digits(void **state)
     code_decref(V, v);
 }
 
+/* s += t: appended in place only when the caller holds the only
+ * reference, and never visibly to another holder. */
+static void test_inplace_append(void **state)
+{
+    (void)state;
+    cv s = S("");
+    cv piece = S("0123456789\xc3\xa9");
+    for (int i = 0; i < 5000; i++) {
+        cv r = code_binop_inplace(V, CODE_OP_ADD, s, piece);
+        assert_non_null((void *)r);
+        code_decref(V, s);
+        s = r;
+    }
+    assert_int_equal(code_str_len(s), 5000 * 12);
+    assert_int_equal(code_str_p(s)->nchars, 5000 * 11);
+    assert_false(code_str_p(s)->ascii);
+    uint64_t h1, h2;
+    assert_int_equal(code_hash(V, s, &h1), 0);
+    /* A second holder: the result is a new string, the old one unchanged. */
+    cv keep = code_incref(s);
+    cv r = code_binop_inplace(V, CODE_OP_ADD, s, piece);
+    assert_true(r != s);
+    assert_int_equal(code_str_len(keep), 5000 * 12);
+    assert_int_equal(code_str_len(r), 5001 * 12);
+    assert_int_equal(code_hash(V, keep, &h2), 0);
+    assert_true(h1 == h2);
+    code_decref(V, r);
+    code_decref(V, keep);
+    /* With the only reference again, the hash cached before is dropped. */
+    r = code_binop_inplace(V, CODE_OP_ADD, s, piece);
+    code_decref(V, s);
+    s = r;
+    assert_int_equal(code_hash(V, s, &h2), 0);
+    assert_true(h1 != h2);
+    cv want = code_str_new(V, code_str_cstr(s), code_str_len(s));
+    uint64_t h3;
+    assert_int_equal(code_hash(V, want, &h3), 0);
+    assert_true(h2 == h3);
+    code_decref(V, want);
+    /* CPython's messages for +=, not the generic one. */
+    r = code_binop_inplace(V, CODE_OP_ADD, s, cv_from_small(1));
+    assert_true(r == CV_NULL);
+    cv e = code_exc_fetch(V), m = code_exc_str(V, e);
+    assert_string_equal(code_str_cstr(m), "can only concatenate str (not \"int\") to str");
+    code_decref(V, m);
+    code_decref(V, e);
+    code_decref(V, s);
+    code_decref(V, piece);
+}
+
 /* Iterating a str by code points, and its iterator's end. */
 static void test_iter(void **state)
 {
@@ -481,6 +531,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unicode_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_format_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_iter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_inplace_append, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bigint_digits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_limit, setup, teardown),
     };
