@@ -130,6 +130,23 @@ cv code_str_m_encode(code_vm *, cv *, size_t, cv);
 cv code_str_m_maketrans(code_vm *, cv *, size_t, cv);
 cv code_str_m_translate(code_vm *, cv *, size_t, cv);
 
+/* The bytes methods of code_bytes_more.c (the table is in code_bytes_methods.c). */
+cv code_bytes_m_partition(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_rpartition(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_removeprefix(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_removesuffix(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_splitlines(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_ljust(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_rjust(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_center(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_zfill(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_title(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_capitalize(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_swapcase(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_isupper(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_islower(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_istitle(code_vm *, cv *, size_t, cv);
+cv code_bytes_m_isascii(code_vm *, cv *, size_t, cv);
 cv code_str_method_format(code_vm *vm, cv *args, size_t nargs, cv kwnames);
 cv code_str_method_format_map(code_vm *vm, cv *args, size_t nargs, cv kwnames);
 /* fmt % args (printf-style), for str. */

@@ -3011,3 +3011,108 @@ CASE(NEW(&code_type_bytes, 1, 0, FL(2.5)),
 CASE(NEW(&code_type_bytes, 1, 0, NONE),
      "!TypeError: cannot convert 'NoneType' object to bytes",
      "bytes(None)")
+CASE(M(BY("a=b"), "partition", 1, 0, BY("=")),
+     "=(b'a', b'=', b'b')",
+     "b'a=b'.partition(b'=')")
+CASE(M(BY("a=b"), "partition", 1, 0, S("=")),
+     "!TypeError: a bytes-like object is required, not 'str'",
+     "b'a=b'.partition('=')")
+CASE(M(BY("a"), "partition", 1, 0, BY("")),
+     "!ValueError: empty separator",
+     "b'a'.partition(b'')")
+CASE(M(BY("a=b=c"), "rpartition", 1, 0, BY("=")),
+     "=(b'a=b', b'=', b'c')",
+     "b'a=b=c'.rpartition(b'=')")
+CASE(M(BY("abc"), "rpartition", 1, 0, BY("x")),
+     "=(b'', b'', b'abc')",
+     "b'abc'.rpartition(b'x')")
+CASE(M(BY("abc"), "partition", 1, 0, BY("x")),
+     "=(b'abc', b'', b'')",
+     "b'abc'.partition(b'x')")
+CASE(M(BY("abc"), "removeprefix", 1, 0, BY("a")),
+     "=b'bc'",
+     "b'abc'.removeprefix(b'a')")
+CASE(M(BY("abc"), "removeprefix", 1, 0, S("a")),
+     "!TypeError: a bytes-like object is required, not 'str'",
+     "b'abc'.removeprefix('a')")
+CASE(M(BY("abc"), "removesuffix", 1, 0, BY("c")),
+     "=b'ab'",
+     "b'abc'.removesuffix(b'c')")
+CASE(M(BY("abc"), "removesuffix", 1, 0, BY("")),
+     "=b'abc'",
+     "b'abc'.removesuffix(b'')")
+CASE(M(BY("a\012b\015\012c\015d\013e"), "splitlines", 0, 0),
+     "=[b'a', b'b', b'c', b'd\\x0be']",
+     "b'a\\nb\\r\\nc\\rd\\x0be'.splitlines()")
+CASE(M(BY("a\012b\015\012"), "splitlines", 1, 0, TRUE),
+     "=[b'a\\n', b'b\\r\\n']",
+     "b'a\\nb\\r\\n'.splitlines(True)")
+CASE(M(BY(""), "splitlines", 0, 0),
+     "=[]",
+     "b''.splitlines()")
+CASE(M(BY("ab"), "center", 1, 0, I(6LL)),
+     "=b'  ab  '",
+     "b'ab'.center(6)")
+CASE(M(BY("ab"), "center", 2, 0, I(7LL), BY("*")),
+     "=b'***ab**'",
+     "b'ab'.center(7, b'*')")
+CASE(M(BY("ab"), "center", 2, 0, I(6LL), S("*")),
+     "!TypeError: center() argument 2 must be a byte string of length 1, not str",
+     "b'ab'.center(6, '*')")
+CASE(M(BY("ab"), "center", 2, 0, I(6LL), BY("**")),
+     "!TypeError: center() argument 2 must be a byte string of length 1, not bytes",
+     "b'ab'.center(6, b'**')")
+CASE(M(BY("ab"), "ljust", 2, 0, I(4LL), BY("-")),
+     "=b'ab--'",
+     "b'ab'.ljust(4, b'-')")
+CASE(M(BY("ab"), "rjust", 1, 0, I(4LL)),
+     "=b'  ab'",
+     "b'ab'.rjust(4)")
+CASE(M(BY("ab"), "rjust", 1, 0, I(1LL)),
+     "=b'ab'",
+     "b'ab'.rjust(1)")
+CASE(M(BY("-5"), "zfill", 1, 0, I(4LL)),
+     "=b'-005'",
+     "b'-5'.zfill(4)")
+CASE(M(BY("5"), "zfill", 1, 0, I(3LL)),
+     "=b'005'",
+     "b'5'.zfill(3)")
+CASE(M(BY("hello world"), "title", 0, 0),
+     "=b'Hello World'",
+     "b'hello world'.title()")
+CASE(M(BY("hELLO"), "capitalize", 0, 0),
+     "=b'Hello'",
+     "b'hELLO'.capitalize()")
+CASE(M(BY("Hello"), "swapcase", 0, 0),
+     "=b'hELLO'",
+     "b'Hello'.swapcase()")
+CASE(M(BY("ABC"), "isupper", 0, 0),
+     "=True",
+     "b'ABC'.isupper()")
+CASE(M(BY("AbC"), "isupper", 0, 0),
+     "=False",
+     "b'AbC'.isupper()")
+CASE(M(BY("abc"), "islower", 0, 0),
+     "=True",
+     "b'abc'.islower()")
+CASE(M(BY("123"), "islower", 0, 0),
+     "=False",
+     "b'123'.islower()")
+CASE(M(BY("\200"), "isascii", 0, 0),
+     "=False",
+     "b'\\x80'.isascii()")
+CASE(M(BY("abc"), "isascii", 0, 0),
+     "=True",
+     "b'abc'.isascii()")
+CASE(M(BY("Ab Cd"), "istitle", 0, 0),
+     "=True",
+     "b'Ab Cd'.istitle()")
+CASE(M(BY("AB"), "istitle", 0, 0),
+     "=False",
+     "b'AB'.istitle()")
+CASE(M(BY("ab"), "center", 0, 0),
+     "!TypeError: center expected at least 1 argument, got 0",
+     "b'ab'.center()")
+CASE(M(BY("ab"), "title", 1, 0, I(1LL)),
+     "!TypeError: bytes.title() takes no arguments (1 given)",
+     "b'ab'.title(1)")
