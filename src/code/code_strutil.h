@@ -49,6 +49,19 @@ static inline uint32_t code_utf8_prev(const char *s, size_t *i)
     size_t k = j;
     return code_utf8_next(s, &k);
 }
+/* Whitespace at s[i] as str.isspace() says; *next is past the character. */
+static inline bool code_str_space_at(const char *s, size_t i, size_t *next)
+{
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x80) {
+        *next = i + 1;
+        return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+    }
+    size_t j = i;
+    uint32_t cp = code_utf8_next(s, &j);
+    *next = j;
+    return code_uprop(cp, CODE_UP_SPACE);
+}
 /* Writes c (< 0x110000) and returns its length (1..4). */
 size_t code_utf8_put(uint32_t c, char *out);
 /* Code points in valid UTF-8. */
@@ -102,6 +115,15 @@ int code_str_seq_items(code_vm *vm, cv seq, cv *tmp, cv **items, size_t *n, cons
 
 extern const code_method code_str_methods[];
 extern const code_method code_bytes_methods[];
+/* A substring of parent (its characters counted without a scan when parent
+ * is ASCII). */
+cv code_str_sub(code_vm *vm, cv parent, const char *s, size_t n);
+/* The str methods of code_str_split.c and code_str_case.c (the table is in
+ * code_str_methods.c). */
+cv code_str_m_split(code_vm *, cv *, size_t, cv);
+cv code_str_m_rsplit(code_vm *, cv *, size_t, cv);
+cv code_str_m_splitlines(code_vm *, cv *, size_t, cv);
+cv code_str_m_join(code_vm *, cv *, size_t, cv);
 /* The str methods of code_str_case.c (the table is in code_str_methods.c). */
 cv code_str_m_upper(code_vm *, cv *, size_t, cv);
 cv code_str_m_lower(code_vm *, cv *, size_t, cv);
