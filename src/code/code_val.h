@@ -424,6 +424,11 @@ bool code_str_eq_cstr(cv s, const char *c);
 cv code_bytes_new(code_vm *vm, const void *s, size_t n);
 /* format(value, spec): the format-spec mini-language (code_format.c). */
 cv code_format(code_vm *vm, cv value, cv spec);
+/* Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF), as
+ * CPython's decoder accepts it. */
+bool code_utf8_valid(const char *s, size_t n);
+/* ascii(v): repr(v) with every non-ASCII character escaped (f-strings' !a). */
+cv code_ascii_of(code_vm *vm, cv v);
 
 /* A growing UTF-8 buffer on the run's heap, for repr, join, format... */
 typedef struct code_sb {
