@@ -24,6 +24,9 @@ struct code_vm {
     unsigned depth, max_depth;
     char *stack_lo;              /* the running coroutine's stack: lowest usable */
     cv builtins_cache;           /* optional: owned by code_builtins.c */
+    /* code_cont.c: a list of the containers whose repr is being built, so a
+     * container holding itself prints [...] or {...}; CV_NULL until needed. */
+    cv repr_active;
     cv modules;                  /* dict name -> module, owned by code_import */
     void *hostdata;              /* code_run.c */
 };
