@@ -7,7 +7,7 @@
 
 int code_repr_enter(code_vm *vm, cv v)
 {
-    if (code_guard_enter(vm, " while getting the repr of an object"))
+    if (code_guard_enter(vm, "while getting the repr of an object"))
         return -1;
     if (!vm->repr_active) {
         vm->repr_active = code_list_new(vm, 8);
@@ -95,7 +95,7 @@ cv code_seq_compare(code_vm *vm, const cv *a, size_t na, const cv *b, size_t nb,
 {
     if ((op == CODE_CMP_EQ || op == CODE_CMP_NE) && na != nb)
         return code_bool(op == CODE_CMP_NE);
-    if (code_guard_enter(vm, " in comparison"))
+    if (code_guard_enter(vm, "in comparison"))
         return CV_NULL;
     size_t i = 0;
     for (; i < na && i < nb; i++) {

@@ -15,6 +15,8 @@
 #ifndef CELLA_CODE_CONT_H
 #define CELLA_CODE_CONT_H
 
+#include <limits.h>
+
 #include "code/code_val.h"
 #include "code/code_vm.h"
 
@@ -140,6 +142,19 @@ int code_set_update(code_vm *vm, cv set, cv iterable);
 /* Iterates a set's live keys by slot. */
 bool code_set_next(cv set, size_t *pos, cv *key, uint64_t *hash);
 cv code_set_copy(code_vm *vm, cv set, bool frozen);
+int code_set_contains_h(code_vm *vm, cv set, cv key, uint64_t hash);
+int code_set_discard_h(code_vm *vm, cv set, cv key, uint64_t hash);
+/* Every key of other (a set or frozenset) into set. */
+int code_set_merge(code_vm *vm, cv set, cv other);
+/* pop(): 1 with the key's reference given, 0 when empty. */
+int code_set_pop(code_vm *vm, cv set, cv *key);
+/* Resizes away the deleted slots when over a quarter of the table. */
+int code_set_shrink_dummies(code_vm *vm, cv set);
+void code_set_swap_bodies(cv a, cv b);
+void code_set_clear(code_vm *vm, cv set);
+cv code_set_binop(code_vm *vm, int op, cv a, cv b);
+cv code_set_compare(code_vm *vm, cv a, cv b, int op);
+extern const code_method code_set_methods[], code_frozenset_methods[];
 static inline bool code_is_anyset(cv v)
 {
     return !cv_is_small(v) && (cv_kind(v) == CODE_K_SET || cv_kind(v) == CODE_K_FROZENSET);

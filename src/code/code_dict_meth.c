@@ -48,7 +48,7 @@ static cv dict_compare(code_vm *vm, cv a, cv b, int op)
     code_dict *x = (code_dict *)cv_obj(a), *y = (code_dict *)cv_obj(b);
     if (x->used != y->used)
         return code_bool(op == CODE_CMP_NE);
-    if (code_guard_enter(vm, " in comparison"))
+    if (code_guard_enter(vm, "in comparison"))
         return CV_NULL;
     for (size_t i = 0; i < x->nentries; i++) {
         code_dict_entry *e = &x->e[i];
@@ -407,6 +407,7 @@ const code_type code_type_dict = {
     .repr = dict_repr,
     .compare = dict_compare,
     .binop = dict_binop,
+    .inplace = code_cont_inplace,
     .len = dict_len,
     .iter = dict_iter,
     .getitem = dict_getitem,

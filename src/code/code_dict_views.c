@@ -8,7 +8,7 @@
 /* ---- iterators ------------------------------------------------------------------- */
 
 typedef struct dict_iter {
-    code_iter it;
+    code_iterobj it;
     cv d;                        /* CV_NULL once exhausted */
     size_t pos;                  /* next entry; reversed: one past it */
     size_t used;                 /* the dict's size when iteration began */

@@ -244,10 +244,10 @@ cv code_list_inplace_add(code_vm *vm, cv list, cv iterable)
     return code_incref(list);
 }
 
-cv code_list_inplace_mul(code_vm *vm, cv list, cv n)
+cv code_list_inplace_mul(code_vm *vm, cv list, cv times)
 {
     ssize_t count;
-    if (code_seq_repeat_count(vm, list, n, true, &count))
+    if (code_seq_repeat_count(vm, list, times, true, &count))
         return CV_NULL;
     code_list *l = (code_list *)cv_obj(list);
     if (count <= 0) {
@@ -449,7 +449,7 @@ static int list_contains(code_vm *vm, cv self, cv x)
 /* ---- iterators -------------------------------------------------------------------- */
 
 typedef struct seq_iter {
-    code_iter it;
+    code_iterobj it;
     cv seq;                      /* CV_NULL once exhausted */
     ssize_t i;
 } seq_iter;
@@ -545,6 +545,7 @@ const code_type code_type_list = {
     .repr = list_repr,
     .compare = list_compare,
     .binop = list_binop,
+    .inplace = code_cont_inplace,
     .len = list_len,
     .iter = list_iter,
     .getitem = list_getitem,

@@ -188,7 +188,7 @@ static cv range_getattr(code_vm *vm, cv self, const char *name)
 /* ---- iterator ---------------------------------------------------------------------- */
 
 typedef struct range_iter {
-    code_iter it;
+    code_iterobj it;
     int64_t start, step, len, i;
 } range_iter;
 

@@ -455,15 +455,15 @@ void code_set_swap_bodies(cv a, cv b)
 
 /* ---- iterator ----------------------------------------------------------------- */
 
-typedef struct set_iter {
-    code_iter it;
+typedef struct set_iterobj {
+    code_iterobj it;
     cv s;
     size_t pos, used, left;
-} set_iter;
+} set_iterobj;
 
 static void set_iter_dealloc(code_vm *vm, code_obj *o)
 {
-    code_decref(vm, ((set_iter *)o)->s);
+    code_decref(vm, ((set_iterobj *)o)->s);
 }
 
 static cv iter_self(code_vm *vm, cv self)
@@ -474,7 +474,7 @@ static cv iter_self(code_vm *vm, cv self)
 
 static cv set_iter_next(code_vm *vm, cv self)
 {
-    set_iter *it = (set_iter *)cv_obj(self);
+    set_iterobj *it = (set_iterobj *)cv_obj(self);
     if (!it->s)
         return CV_NULL;
     code_dict *so = &((code_set *)cv_obj(it->s))->d;
@@ -502,7 +502,7 @@ static const code_type set_iter_type = {
 
 static cv set_iter(code_vm *vm, cv self)
 {
-    set_iter *it = code_obj_new(vm, &set_iter_type, sizeof(set_iter));
+    set_iterobj *it = code_obj_new(vm, &set_iter_type, sizeof(set_iterobj));
     if (!it)
         return CV_NULL;
     it->s = code_incref(self);
@@ -595,9 +595,6 @@ static cv set_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kw
     return nargs ? code_set_copy(vm, args[0], frozen) : code_set_new(vm, frozen);
 }
 
-extern const code_method code_set_methods[], code_frozenset_methods[];
-cv code_set_binop(code_vm *vm, int op, cv a, cv b);
-cv code_set_compare(code_vm *vm, cv a, cv b, int op);
 
 const code_type code_type_set = {
     .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},
@@ -607,6 +604,7 @@ const code_type code_type_set = {
     .repr = set_repr,
     .compare = code_set_compare,
     .binop = code_set_binop,
+    .inplace = code_cont_inplace,
     .len = set_len,
     .iter = set_iter,
     .contains = set_contains_slot,

@@ -5,13 +5,6 @@
 
 #include "code/code_cont.h"
 
-int code_set_contains_h(code_vm *vm, cv set, cv key, uint64_t hash);
-int code_set_discard_h(code_vm *vm, cv set, cv key, uint64_t hash);
-int code_set_merge(code_vm *vm, cv set, cv other);
-int code_set_pop(code_vm *vm, cv set, cv *key);
-int code_set_shrink_dummies(code_vm *vm, cv set);
-void code_set_swap_bodies(cv a, cv b);
-void code_set_clear(code_vm *vm, cv set);
 
 static size_t set_used(cv s) { return ((code_set *)cv_obj(s))->d.used; }
 static bool is_frozen(cv s) { return cv_kind(s) == CODE_K_FROZENSET; }

@@ -102,7 +102,7 @@ static int tuple_hash(code_vm *vm, cv self, uint64_t *h)
         *h = t->hash;
         return 0;
     }
-    if (code_guard_enter(vm, " while hashing a tuple"))
+    if (code_guard_enter(vm, "while hashing"))
         return -1;
     uint64_t acc = XXPRIME_5;
     for (size_t i = 0; i < t->n; i++) {
