@@ -7,26 +7,17 @@
 
 int code_repr_enter(code_vm *vm, cv v)
 {
-    if (code_guard_enter(vm, "while getting the repr of an object"))
-        return -1;
+    /* code_repr has made the depth check: only cycles are left to find. */
     if (!vm->repr_active) {
         vm->repr_active = code_list_new(vm, 8);
-        if (!vm->repr_active) {
-            code_guard_leave(vm);
+        if (!vm->repr_active)
             return -1;
-        }
     }
     code_list *l = (code_list *)cv_obj(vm->repr_active);
     for (size_t i = 0; i < l->n; i++)
-        if (l->v[i] == v) {
-            code_guard_leave(vm);
+        if (l->v[i] == v)
             return 1;
-        }
-    if (code_list_append(vm, vm->repr_active, v)) {
-        code_guard_leave(vm);
-        return -1;
-    }
-    return 0;
+    return code_list_append(vm, vm->repr_active, v);
 }
 
 void code_repr_leave(code_vm *vm, cv v)
@@ -37,7 +28,6 @@ void code_repr_leave(code_vm *vm, cv v)
         l->n--;
         code_decref(vm, v);
     }
-    code_guard_leave(vm);
 }
 
 int code_cont_self(code_vm *vm, const char *tname, const char *meth, cv *args, size_t nargs,
@@ -95,15 +85,12 @@ cv code_seq_compare(code_vm *vm, const cv *a, size_t na, const cv *b, size_t nb,
 {
     if ((op == CODE_CMP_EQ || op == CODE_CMP_NE) && na != nb)
         return code_bool(op == CODE_CMP_NE);
-    if (code_guard_enter(vm, "in comparison"))
-        return CV_NULL;
+    /* code_compare, which called here, has made the depth check. */
     size_t i = 0;
     for (; i < na && i < nb; i++) {
         int r = code_eq(vm, a[i], b[i]);
-        if (r < 0) {
-            code_guard_leave(vm);
+        if (r < 0)
             return CV_NULL;
-        }
         if (!r)
             break;
     }
@@ -116,7 +103,6 @@ cv code_seq_compare(code_vm *vm, const cv *a, size_t na, const cv *b, size_t nb,
         res = CODE_TRUE;
     else
         res = code_compare(vm, a[i], b[i], op);
-    code_guard_leave(vm);
     return res;
 }
 
@@ -223,4 +209,63 @@ cv code_cont_reversed(code_vm *vm, cv v)
         return code_dict_iter_new(vm, d, kind, true);
     }
     return CV_NULL;
+}
+
+/* ---- the trashcan --------------------------------------------------------------- */
+
+#define TRASH_DEPTH 100
+
+void code_cont_dealloc_enter(code_vm *vm)
+{
+    vm->trash_depth++;
+}
+
+void code_cont_dealloc_leave(code_vm *vm)
+{
+    if (--vm->trash_depth || vm->trash_draining || !vm->ntrash)
+        return;
+    vm->trash_draining = true;
+    while (vm->ntrash) {
+        cv v = vm->trash[--vm->ntrash];
+        code_decref(vm, v);
+    }
+    code_heap_free(vm, vm->trash, vm->trash_cap * sizeof(cv));
+    vm->trash = NULL;
+    vm->trash_cap = 0;
+    vm->trash_draining = false;
+}
+
+static bool trash_push(code_vm *vm, cv v)
+{
+    if (vm->ntrash == vm->trash_cap) {
+        size_t cap = vm->trash_cap ? vm->trash_cap * 2 : 64;
+        /* Freeing must not disturb an exception being raised: an
+         * allocation that fails here only means recursing instead. */
+        cv saved = vm->exc;
+        vm->exc = CV_NULL;
+        cv *t = vm->trash ? code_heap_realloc(vm, vm->trash, vm->trash_cap * sizeof(cv),
+                                              cap * sizeof(cv))
+                          : code_heap_alloc(vm, cap * sizeof(cv));
+        if (!t)
+            code_exc_clear(vm);
+        vm->exc = saved;
+        if (!t)
+            return false;
+        vm->trash = t;
+        vm->trash_cap = cap;
+    }
+    vm->trash[vm->ntrash++] = v;
+    return true;
+}
+
+void code_cont_release(code_vm *vm, cv v)
+{
+    if (vm->trash_depth >= TRASH_DEPTH && v && !cv_is_small(v) && cv_obj(v)->rc == 1) {
+        int k = cv_kind(v);
+        if ((k == CODE_K_LIST || k == CODE_K_TUPLE || k == CODE_K_DICT || k == CODE_K_SET ||
+             k == CODE_K_FROZENSET) &&
+            trash_push(vm, v))
+            return;
+    }
+    code_decref(vm, v);
 }

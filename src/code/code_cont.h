@@ -38,10 +38,19 @@ cv code_cont_reversed(code_vm *vm, cv v);
 
 /* The repr cycle guard ([...] and {...}): 1 when v is already being
  * represented further up (the caller prints the ellipsis), 0 when it was
- * entered (the caller must code_repr_leave), -1 on error. Also enters
- * code_guard_enter. */
+ * entered (the caller must code_repr_leave), -1 on error. The depth is
+ * code_repr's to check, as the other recursive paths are code_compare's
+ * and code_hash's: the slots themselves do not add guards. */
 int code_repr_enter(code_vm *vm, cv v);
 void code_repr_leave(code_vm *vm, cv v);
+
+/* Freeing containers without deep C recursion: a container's dealloc
+ * brackets the release of its items with enter/leave and releases each with
+ * code_cont_release, which, past a nesting depth, puts a dying container on
+ * the vm's trash list instead; the outermost leave empties the list. */
+void code_cont_dealloc_enter(code_vm *vm);
+void code_cont_dealloc_leave(code_vm *vm);
+void code_cont_release(code_vm *vm, cv v);
 
 /* For methods reachable unbound through the type (list.append(x, 1)):
  * checks args[0] is an instance of t (or of t2, when not NULL). */
@@ -84,6 +93,8 @@ static inline cv *code_seq_items(cv v, size_t *n)
 /* ---- list ----------------------------------------------------------------------- */
 
 int code_list_extend(code_vm *vm, cv list, cv iterable);
+/* Empties the list (its buffer freed). */
+void code_list_clear(code_vm *vm, code_list *l);
 /* Grows list to hold n more items; -1 with MemoryError. */
 int code_list_reserve(code_vm *vm, code_list *l, size_t more);
 cv code_list_slice(code_vm *vm, code_list *l, ssize_t start, ssize_t step, ssize_t count);

@@ -33,14 +33,16 @@ void code_dict_clear(code_vm *vm, code_dict *d)
     d->cap = 0;
     free_tables(vm, d);
     d->version++;
+    code_cont_dealloc_enter(vm);
     for (size_t i = 0; i < n; i++) {
         if (e[i].key) {
-            code_decref(vm, e[i].key);
-            code_decref(vm, e[i].value);
+            code_cont_release(vm, e[i].key);
+            code_cont_release(vm, e[i].value);
         }
     }
     if (e)
         code_heap_free(vm, e, cap * sizeof(code_dict_entry));
+    code_cont_dealloc_leave(vm);
 }
 
 cv code_dict_new(code_vm *vm)

@@ -48,8 +48,6 @@ static cv dict_compare(code_vm *vm, cv a, cv b, int op)
     code_dict *x = (code_dict *)cv_obj(a), *y = (code_dict *)cv_obj(b);
     if (x->used != y->used)
         return code_bool(op == CODE_CMP_NE);
-    if (code_guard_enter(vm, "in comparison"))
-        return CV_NULL;
     for (size_t i = 0; i < x->nentries; i++) {
         code_dict_entry *e = &x->e[i];
         if (!e->key)
@@ -59,12 +57,9 @@ static cv dict_compare(code_vm *vm, cv a, cv b, int op)
         int r = ix == -2 ? -1 : ix == -1 ? 0 : code_eq(vm, v, y->e[ix].value);
         code_decref(vm, k);
         code_decref(vm, v);
-        if (r <= 0) {
-            code_guard_leave(vm);
+        if (r <= 0)
             return r < 0 ? CV_NULL : code_bool(op == CODE_CMP_NE);
-        }
     }
-    code_guard_leave(vm);
     return code_bool(op == CODE_CMP_EQ);
 }
 

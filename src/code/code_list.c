@@ -6,17 +6,23 @@
 
 /* ---- storage ------------------------------------------------------------------ */
 
-static void list_dealloc(code_vm *vm, code_obj *o)
+void code_list_clear(code_vm *vm, code_list *l)
 {
-    code_list *l = (code_list *)o;
     cv *v = l->v;
     size_t n = l->n, cap = l->cap;
     l->v = NULL;
     l->n = l->cap = 0;
+    code_cont_dealloc_enter(vm);
     for (size_t i = 0; i < n; i++)
-        code_decref(vm, v[i]);
+        code_cont_release(vm, v[i]);
     if (v)
         code_heap_free(vm, v, cap * sizeof(cv));
+    code_cont_dealloc_leave(vm);
+}
+
+static void list_dealloc(code_vm *vm, code_obj *o)
+{
+    code_list_clear(vm, (code_list *)o);
 }
 
 cv code_list_new(code_vm *vm, size_t cap)
@@ -251,7 +257,7 @@ cv code_list_inplace_mul(code_vm *vm, cv list, cv times)
         return CV_NULL;
     code_list *l = (code_list *)cv_obj(list);
     if (count <= 0) {
-        list_dealloc(vm, &l->ob);
+        code_list_clear(vm, l);
         return code_incref(list);
     }
     if (count > 1 && l->n) {

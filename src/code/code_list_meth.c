@@ -177,14 +177,7 @@ static cv list_clear(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     SELF("clear");
     if (code_cont_arg0(vm, "list.clear", nargs, kwnames))
         return CV_NULL;
-    cv *v = l->v;
-    size_t n = l->n, cap = l->cap;
-    l->v = NULL;
-    l->n = l->cap = 0;
-    for (size_t i = 0; i < n; i++)
-        code_decref(vm, v[i]);
-    if (v)
-        code_heap_free(vm, v, cap * sizeof(cv));
+    code_list_clear(vm, l);
     return CODE_NONE;
 }
 

@@ -52,10 +52,12 @@ static void set_clear_internal(code_vm *vm, code_dict *so)
     }
     so->used = so->nentries = so->nindex = 0;
     so->version++;
+    code_cont_dealloc_enter(vm);
     for (size_t i = 0; i < n; i++)
-        code_decref(vm, t[i].key);
+        code_cont_release(vm, t[i].key);
     if (t)
         code_heap_free(vm, t, n * sizeof(code_dict_entry));
+    code_cont_dealloc_leave(vm);
 }
 
 void code_set_clear(code_vm *vm, cv set)
@@ -66,12 +68,16 @@ void code_set_clear(code_vm *vm, cv set)
 static void set_dealloc(code_vm *vm, code_obj *o)
 {
     code_dict *so = &((code_set *)o)->d;
-    for (size_t i = 0; i < so->cap; i++)
-        code_decref(vm, so->e[i].key);
-    if (so->e)
-        code_heap_free(vm, so->e, so->cap * sizeof(code_dict_entry));
+    code_dict_entry *t = so->e;
+    size_t n = so->cap;
     so->e = NULL;
-    so->cap = so->used = 0;
+    so->cap = so->used = so->nentries = 0;
+    code_cont_dealloc_enter(vm);
+    for (size_t i = 0; i < n; i++)
+        code_cont_release(vm, t[i].key);
+    if (t)
+        code_heap_free(vm, t, n * sizeof(code_dict_entry));
+    code_cont_dealloc_leave(vm);
 }
 
 /* The slot holding key, or the empty slot that ends its probe sequence;

@@ -62,8 +62,10 @@ cv code_tuple_from(code_vm *vm, cv iterable)
 static void tuple_dealloc(code_vm *vm, code_obj *o)
 {
     code_tuple *t = (code_tuple *)o;
+    code_cont_dealloc_enter(vm);
     for (size_t i = 0; i < t->n; i++)
-        code_decref(vm, t->v[i]);
+        code_cont_release(vm, t->v[i]);
+    code_cont_dealloc_leave(vm);
 }
 
 static cv tuple_repr(code_vm *vm, cv self)
@@ -102,20 +104,16 @@ static int tuple_hash(code_vm *vm, cv self, uint64_t *h)
         *h = t->hash;
         return 0;
     }
-    if (code_guard_enter(vm, "while hashing"))
-        return -1;
+    /* code_hash, which called here, has made the depth check. */
     uint64_t acc = XXPRIME_5;
     for (size_t i = 0; i < t->n; i++) {
         uint64_t lane;
-        if (code_hash(vm, t->v[i], &lane)) {
-            code_guard_leave(vm);
+        if (code_hash(vm, t->v[i], &lane))
             return -1;
-        }
         acc += lane * XXPRIME_2;
         acc = XXROTATE(acc);
         acc *= XXPRIME_1;
     }
-    code_guard_leave(vm);
     acc += t->n ^ (XXPRIME_5 ^ 3527539UL);
     if (acc == UINT64_MAX)
         acc = 1546275796;

@@ -899,6 +899,65 @@ static void test_slice(void **state)
     code_decref(vm, s);
 }
 
+/* Deep nesting: repr, == and hash raise RecursionError, and freeing does
+ * not recurse on the C stack. */
+static void test_deep(void **state)
+{
+    (void)state;
+    cv l = L(0), t = T(1, I(0)), d = code_dict_new(vm);
+    for (int i = 0; i < 300000; i++) {
+        l = L(1, l);
+        t = T(1, t);
+        cv d2 = code_dict_new(vm);
+        assert_int_equal(code_dict_set(vm, d2, I(i), d), 0);
+        code_decref(vm, d);
+        d = d2;
+        if (i % 3 == 0) {
+            /* Mixed kinds too: a set holding a tuple chain. */
+            cv s = code_set_new(vm, true);
+            assert_int_equal(code_set_add(vm, s, t), 0);
+            code_decref(vm, t);
+            t = T(1, s);
+        }
+    }
+    assert_null(code_repr(vm, l));
+    raised("RecursionError", "maximum recursion depth exceeded while getting the repr of an object");
+    assert_int_equal(code_compare_bool(vm, l, l, CODE_CMP_EQ), 1);   /* identity */
+    cv l2 = L(1, L(0));
+    for (int i = 0; i < 5000; i++)
+        l2 = L(1, l2);
+    cv l3 = L(1, L(0));
+    for (int i = 0; i < 5000; i++)
+        l3 = L(1, l3);
+    assert_int_equal(code_compare_bool(vm, l2, l3, CODE_CMP_EQ), -1);
+    raised("RecursionError", "maximum recursion depth exceeded in comparison");
+    /* The frozensets in t hold their items' hashes: no recursion there. */
+    uint64_t h;
+    assert_int_equal(code_hash(vm, t, &h), 0);
+    cv tt = T(1, I(1));
+    for (int i = 0; i < 5000; i++)
+        tt = T(1, tt);
+    assert_int_equal(code_hash(vm, tt, &h), -1);
+    raised("RecursionError", "maximum recursion depth exceeded while hashing");
+    code_decref(vm, tt);
+    /* A depth CPython handles is fine. */
+    cv ok = L(0);
+    for (int i = 0; i < 900; i++)
+        ok = L(1, ok);
+    cv r = code_repr(vm, ok);
+    assert_non_null(r);
+    assert_int_equal(code_str_len(r), 902 * 2 - 2);
+    code_decref(vm, r);
+    code_decref(vm, ok);
+    code_decref(vm, l2);
+    code_decref(vm, l3);
+    code_decref(vm, l);
+    code_decref(vm, t);
+    code_decref(vm, d);
+    assert_int_equal(vm->ntrash, 0);
+    assert_int_equal(vm->trash_depth, 0);
+}
+
 /* Every allocation refused in turn: MemoryError, never a crash or leak. */
 static void test_nomem(void **state)
 {
@@ -953,6 +1012,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_set_hash_iter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deep, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nomem, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
