@@ -374,6 +374,16 @@ static cv dict_fromkeys(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     return d;
 }
 
+/* d.fromkeys(...) on an instance is the class method too: handed out
+ * unbound here, before the method table would bind d to it. */
+static cv dict_getattr(code_vm *vm, cv self, const char *name)
+{
+    (void)self;
+    if (strcmp(name, "fromkeys") == 0)
+        return code_cfunc_new(vm, "fromkeys", dict_fromkeys, CV_NULL);
+    return CV_NULL;
+}
+
 static const code_method dict_methods[] = {
     {"get", dict_get},
     {"keys", dict_keys},
@@ -409,6 +419,7 @@ const code_type code_type_dict = {
     .setitem = dict_setitem,
     .delitem = dict_delitem,
     .contains = dict_contains,
+    .getattr = dict_getattr,
     .methods = dict_methods,
     .new = dict_new,
 };

@@ -50,7 +50,7 @@ static void set_clear_internal(code_vm *vm, code_dict *so)
         so->e = NULL;
         so->cap = 0;
     }
-    so->used = so->nentries = so->nindex = 0;
+    so->used = so->nentries = 0;   /* the pop() finger stays, as CPython's */
     so->version++;
     code_cont_dealloc_enter(vm);
     for (size_t i = 0; i < n; i++)
@@ -202,7 +202,9 @@ restart:;
                     return 0;
                 if (table != so->e || entry->key != startkey)
                     goto restart;
-            } else if (entry->hash == DUMMY_HASH && !entry->key && !freeslot) {
+            } else if (entry->hash == DUMMY_HASH && !entry->key) {
+                /* The last dummy seen, not the first: CPython 3.11's
+                 * choice, which decides where re-added keys go. */
                 freeslot = entry;
             }
             if (!probes--)
@@ -440,7 +442,8 @@ int code_set_shrink_dummies(code_vm *vm, cv set)
     return set_table_resize(vm, so, so->used > 50000 ? so->used * 2 : so->used * 4);
 }
 
-/* Swaps the tables of two sets (intersection_update keeps the result). */
+/* Swaps the tables of two sets (intersection_update keeps the result);
+ * the pop() fingers stay, as CPython's. */
 void code_set_swap_bodies(cv a, cv b)
 {
     code_dict *x = &((code_set *)cv_obj(a))->d, *y = &((code_set *)cv_obj(b))->d;
@@ -448,13 +451,11 @@ void code_set_swap_bodies(cv a, cv b)
     x->used = y->used;
     x->nentries = y->nentries;
     x->cap = y->cap;
-    x->nindex = y->nindex;
     x->e = y->e;
     x->version++;
     y->used = t.used;
     y->nentries = t.nentries;
     y->cap = t.cap;
-    y->nindex = t.nindex;
     y->e = t.e;
     y->version++;
 }

@@ -100,7 +100,13 @@ static int set_difference_update(code_vm *vm, cv so, cv other)
 static cv set_difference(code_vm *vm, cv so, cv other)
 {
     bool frozen = is_frozen(so);
-    if (!code_is_anyset(other) && !cv_is(other, &code_type_dict)) {
+    size_t other_size = code_is_anyset(other)                 ? set_used(other)
+                        : cv_is(other, &code_type_dict) ? ((code_dict *)cv_obj(other))->used
+                                                              : 0;
+    /* Other much smaller: copying so and discarding is cheaper (and gives
+     * CPython's table). */
+    if ((!code_is_anyset(other) && !cv_is(other, &code_type_dict)) ||
+        (set_used(so) >> 2) > other_size) {
         cv r = code_set_copy(vm, so, frozen);
         if (r && set_difference_update(vm, r, other)) {
             code_decref(vm, r);

@@ -12,6 +12,7 @@
 
 #include "code/code_cont.h"
 #include "test_code_cont_stubs.h"
+#include "test_code_cont_expect.h"
 
 static code_vm vm_;
 static code_vm *vm = &vm_;
@@ -620,8 +621,15 @@ static void test_dict_methods(void **state)
     args[1] = I(0);
     repr_is_d(code_call(vm, fk, args, 2, CV_NULL), "{'a': 0, 'b': 0}");
     repr_is_d(code_call(vm, fk, args, 1, CV_NULL), "{'a': None, 'b': None}");
-    code_decref(vm, args[0]);
     code_decref(vm, fk);
+    /* {}.fromkeys(x) is dict.fromkeys(x). */
+    cv e = code_dict_new(vm);
+    repr_is_d(callm(e, "fromkeys", 1, args[0]), "{'a': None, 'b': None}");
+    fk = code_getattr(vm, e, "fromkeys");
+    repr_is_d(code_call(vm, fk, args, 2, CV_NULL), "{'a': 0, 'b': 0}");
+    code_decref(vm, fk);
+    code_decref(vm, e);
+    code_decref(vm, args[0]);
 }
 
 static void test_dict_iter(void **state)
@@ -807,6 +815,84 @@ static void test_set_hash_iter(void **state)
     code_decref(vm, same);
     code_decref(vm, fs);
     code_decref(vm, args[0]);
+}
+
+/* The random workloads of test_code_cont_gen.py, replayed: the same
+ * orders, pops and algebra as CPython. */
+static uint64_t lcg(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *x >> 33;
+}
+
+static cv small_set(size_t n, const int64_t *v)
+{
+    return ints_set(false, n, v);
+}
+
+static void inplace(int op, cv a, cv b)
+{
+    cv r = code_binop_inplace(vm, op, a, b);
+    assert_true(r == a);
+    code_decref(vm, r);
+    code_decref(vm, b);
+}
+
+static void test_set_random(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof set_cases / sizeof set_cases[0]; c++) {
+        const struct set_case *k = &set_cases[c];
+        uint64_t x = k->seed;
+        cv s = code_set_new(vm, false), t = code_set_new(vm, false);
+        long long popsum = 0;
+        unsigned npops = 0;
+        for (unsigned i = 0; i < k->nops; i++) {
+            uint64_t op = lcg(&x) % 100;
+            int64_t v = k->lo + (int64_t)(lcg(&x) % (uint64_t)(k->hi - k->lo));
+            cv tgt = lcg(&x) % 2 ? s : t, other = tgt == s ? t : s;
+            if (op < 55) {
+                assert_int_equal(code_set_add(vm, tgt, I(v)), 0);
+            } else if (op < 85) {
+                code_decref(vm, callm(tgt, "discard", 1, I(v)));
+            } else if (op < 92) {
+                if (code_len(vm, tgt)) {
+                    cv p = callm(tgt, "pop", 0);
+                    popsum += cv_small(p);
+                    npops++;
+                }
+            } else if (op < 94) {
+                code_incref(other);
+                inplace(CODE_OP_OR, tgt, other);
+            } else if (op < 96) {
+                int64_t w[] = {v, v + 1, v + 2};
+                inplace(CODE_OP_SUB, tgt, small_set(3, w));
+            } else if (op < 98) {
+                int64_t w[] = {v, v + 3};
+                inplace(CODE_OP_XOR, tgt, small_set(2, w));
+            } else {
+                cv r = code_range_new(vm, k->lo, k->hi, 1);
+                cv all = code_set_copy(vm, r, false);
+                int64_t w[] = {v};
+                cv one = small_set(1, w);
+                cv m = code_binop(vm, CODE_OP_SUB, all, one);
+                inplace(CODE_OP_AND, tgt, m);
+                code_decref(vm, one);
+                code_decref(vm, all);
+                code_decref(vm, r);
+            }
+        }
+        assert_int_equal(npops, k->npops);
+        assert_int_equal(popsum, k->popsum);
+        repr_is(s, k->s);
+        repr_is(t, k->t);
+        repr_is_d(code_binop(vm, CODE_OP_OR, s, t), k->or_);
+        repr_is_d(code_binop(vm, CODE_OP_AND, s, t), k->and_);
+        repr_is_d(code_binop(vm, CODE_OP_SUB, s, t), k->sub);
+        repr_is_d(code_binop(vm, CODE_OP_XOR, s, t), k->xor_);
+        code_decref(vm, s);
+        code_decref(vm, t);
+    }
 }
 
 /* ---- range and slice ---------------------------------------------------------------- */
@@ -1010,6 +1096,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_set_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_algebra, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_hash_iter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_set_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deep, setup, teardown),
