@@ -895,6 +895,110 @@ static void test_set_random(void **state)
     }
 }
 
+static int64_t pymod(int64_t a, int64_t b)
+{
+    int64_t m = a % b;
+    return m < 0 ? m + b : m;
+}
+
+static cv rand_slice(uint64_t *x)
+{
+    /* The order of test_code_cont_gen.py's sl(): step, then start, stop. */
+    static const int64_t steps[] = {-3, -2, -1, 1, 2, 3, 0};
+    uint64_t st = lcg(x) % 8;
+    cv idx[2];
+    for (int i = 0; i < 2; i++) {
+        int64_t v = (int64_t)(lcg(x) % 33);
+        idx[i] = v == 32 ? CODE_NONE : I(v - 16);
+    }
+    return code_slice_new(vm, idx[0], idx[1], st == 7 ? CODE_NONE : I(steps[st]));
+}
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* test_code_cont_gen.py's run_list, replayed. */
+static void test_list_random(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof list_cases / sizeof list_cases[0]; c++) {
+        const struct list_case *k = &list_cases[c];
+        uint64_t x = k->seed, h = 14695981039346656037ULL;
+        int64_t ten[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+        cv a = ints_list(10, ten);
+        for (unsigned i = 0; i < k->nops; i++) {
+            uint64_t op = lcg(&x) % 100;
+            int64_t v = (int64_t)(lcg(&x) % 50) - 10;
+            cv res = CODE_NONE, s;
+            if (op < 25) {
+                uint64_t n = lcg(&x) % 6;
+                cv rhs = L(0);
+                for (uint64_t j = 0; j < n; j++)
+                    code_list_append(vm, rhs, I(v + (int64_t)j));
+                s = rand_slice(&x);
+                if (code_setitem(vm, a, s, rhs))
+                    res = CV_NULL;
+                code_decref(vm, s);
+                code_decref(vm, rhs);
+            } else if (op < 40) {
+                s = rand_slice(&x);
+                if (code_delitem(vm, a, s))
+                    res = CV_NULL;
+                code_decref(vm, s);
+            } else if (op < 60) {
+                s = rand_slice(&x);
+                res = code_getitem(vm, a, s);
+                code_decref(vm, s);
+            } else if (op < 65) {
+                code_decref(vm, callm(a, "insert", 2, I(v), I(v)));
+            } else if (op < 72) {
+                res = callm(a, "pop", 1, I(pymod(v, 25) - 12));
+            } else if (op < 77) {
+                res = callm(a, "remove", 1, I(v));
+                if (res)
+                    res = CODE_NONE;
+            } else if (op < 82) {
+                res = callm(a, "index", 2, I(v), I((int64_t)(lcg(&x) % 20) - 10));
+            } else if (op < 87) {
+                inplace(CODE_OP_ADD, a, L(2, I(v), I(v + 1)));
+                if (code_len(vm, a) > 40) {
+                    s = code_slice_new(vm, I(20), CODE_NONE, CODE_NONE);
+                    assert_int_equal(code_delitem(vm, a, s), 0);
+                    code_decref(vm, s);
+                }
+            } else if (op < 92) {
+                assert_int_equal(code_list_sort(vm, a, CV_NULL, pymod(v, 2) != 0), 0);
+            } else if (op < 95) {
+                code_decref(vm, callm(a, "reverse", 0));
+            } else if (code_setitem(vm, a, I(pymod(v, 30) - 15), I(v))) {
+                res = CV_NULL;
+            }
+            if (!res) {
+                cv e = code_exc_fetch(vm);
+                h = fnv(h, code_type_name(e));
+                code_decref(vm, e);
+            } else if (res != CODE_NONE) {
+                cv r = code_repr(vm, res);
+                h = fnv(h, code_str_cstr(r));
+                code_decref(vm, r);
+                code_decref(vm, res);
+            }
+            cv r = code_repr(vm, a);
+            h = fnv(h, "|");
+            h = fnv(h, code_str_cstr(r));
+            h = fnv(h, "\n");
+            code_decref(vm, r);
+        }
+        repr_is(a, k->final);
+        assert_true(h == k->hash);
+        code_decref(vm, a);
+    }
+}
+
 /* ---- range and slice ---------------------------------------------------------------- */
 
 static void test_range(void **state)
@@ -1097,6 +1201,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_set_algebra, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_hash_iter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_random, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deep, setup, teardown),

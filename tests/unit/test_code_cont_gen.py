@@ -44,6 +44,64 @@ def run(seed, nops, lo, hi):
 CASES = [(1, 1500, -50, 300), (7, 3000, 0, 1000), (42, 800, -1000, 1000)]
 
 
+def sl(r):
+    def idx():
+        v = next(r) % 33
+        return None if v == 32 else v - 16
+    st = next(r) % 8
+    step = None if st == 7 else [-3, -2, -1, 1, 2, 3, 0][st]
+    return slice(idx(), idx(), step)
+
+
+def fnv(data, h=14695981039346656037):
+    for b in data.encode():
+        h = ((h ^ b) * 1099511628211) % M
+    return h
+
+
+def run_list(seed, nops):
+    """Random slice assignments, deletions and reads, and the list methods:
+    the FNV-1a hash of every intermediate repr (or exception type), and the
+    final repr."""
+    r = rng(seed)
+    a = list(range(10))
+    h = fnv("")
+    for _ in range(nops):
+        op = next(r) % 100
+        v = next(r) % 50 - 10
+        out = ""
+        try:
+            if op < 25:
+                k = next(r) % 6
+                a[sl(r)] = [v + j for j in range(k)]
+            elif op < 40:
+                del a[sl(r)]
+            elif op < 60:
+                out = repr(a[sl(r)])
+            elif op < 65:
+                a.insert(v, v)
+            elif op < 72:
+                out = repr(a.pop(v % 25 - 12))
+            elif op < 77:
+                a.remove(v)
+            elif op < 82:
+                out = repr(a.index(v, next(r) % 20 - 10))
+            elif op < 87:
+                a += [v, v + 1]
+                if len(a) > 40:
+                    del a[20:]
+            elif op < 92:
+                a.sort(reverse=bool(v % 2))
+            elif op < 95:
+                a.reverse()
+            else:
+                a[v % 30 - 15] = v
+        except Exception as e:
+            out = type(e).__name__
+        h = fnv(out + "|" + repr(a) + "\n", h)
+    return h, a
+
+
 def c(s):
     return '"' + s + '"'
 
@@ -60,4 +118,10 @@ for seed, nops, lo, hi in CASES:
     for v in (s, t, s | t, s & t, s - t):
         out.write("     %s,\n" % c(repr(v)))
     out.write("     %s},\n" % c(repr(s ^ t)))
+out.write("};\n")
+out.write("static const struct list_case {\n    unsigned seed, nops;\n"
+          "    unsigned long long hash;\n    const char *final;\n} list_cases[] = {\n")
+for seed, nops in [(3, 3000), (11, 5000)]:
+    h, a = run_list(seed, nops)
+    out.write("    {%d, %d, %dULL, %s},\n" % (seed, nops, h, c(repr(a))))
 out.write("};\n")
