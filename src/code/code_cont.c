@@ -59,6 +59,10 @@ int code_seq_index(code_vm *vm, const char *what, cv key, ssize_t len, ssize_t *
                             "%s indices must be integers or slices, not %s", what,
                             code_type_name(key));
     ssize_t i;
+    int64_t big;
+    if (!cv_is_small(key) && cv_kind(key) == CODE_K_INT && !code_int_to_i64(key, &big))
+        return code_raise_i(vm, &code_exc_IndexError,
+                            "cannot fit 'int' into an index-sized integer");
     if (code_as_index(vm, key, &i))
         return -1;
     if (i < 0)

@@ -20,6 +20,45 @@
 #include "code/code_val.h"
 #include "code/code_vm.h"
 
+/* ---- iterators and views: their layouts, for dump/load and heap walks -------- */
+
+/* list_iterator, tuple_iterator and their reversed forms. */
+typedef struct code_seq_iter {
+    code_iterobj it;
+    cv seq;                      /* the list or tuple; CV_NULL once exhausted */
+    ssize_t i;                   /* the next index (reversed: counting down) */
+} code_seq_iter;
+/* The dict iterators (keys, values, items; forward or reversed). */
+typedef struct code_dict_iter {
+    code_iterobj it;
+    cv d;                        /* CV_NULL once exhausted */
+    size_t pos;                  /* next entry; reversed: one past it */
+    size_t used;                 /* the dict's size when iteration began */
+    size_t left;                 /* items still expected */
+    int kind;                    /* 0 keys, 1 values, 2 items */
+    bool rev;
+} code_dict_iter;
+/* keys(), values(), items(). */
+typedef struct code_dict_view {
+    code_obj ob;
+    cv d;
+} code_dict_view;
+typedef struct code_set_iter {
+    code_iterobj it;
+    cv s;                        /* CV_NULL once exhausted */
+    size_t pos, used, left;      /* next slot; size at the start; items left */
+} code_set_iter;
+/* range_iterator, reversed(range) too: start + i * step while i < len. */
+typedef struct code_range_iter {
+    code_iterobj it;
+    int64_t start, step, len, i;
+} code_range_iter;
+
+extern const code_type code_type_list_iter, code_type_list_reviter, code_type_tuple_iter,
+    code_type_tuple_reviter, code_type_dict_keyiter, code_type_dict_valueiter,
+    code_type_dict_itemiter, code_type_dict_rkeyiter, code_type_dict_rvalueiter,
+    code_type_dict_ritemiter, code_type_set_iter, code_type_range_iter;
+
 /* ---- in-place operators: what code_binop_inplace calls first ----------------
  * a op= b when a is a list, set or dict: a new reference to a (mutated), or
  * CODE_NOTIMPL (borrowed sentinel) when a's type has no in-place form for op

@@ -7,19 +7,9 @@
 
 /* ---- iterators ------------------------------------------------------------------- */
 
-typedef struct dict_iter {
-    code_iterobj it;
-    cv d;                        /* CV_NULL once exhausted */
-    size_t pos;                  /* next entry; reversed: one past it */
-    size_t used;                 /* the dict's size when iteration began */
-    size_t left;                 /* items still expected */
-    int kind;                    /* 0 keys, 1 values, 2 items */
-    bool rev;
-} dict_iter;
-
 static void dict_iter_dealloc(code_vm *vm, code_obj *o)
 {
-    code_decref(vm, ((dict_iter *)o)->d);
+    code_decref(vm, ((code_dict_iter *)o)->d);
 }
 
 static cv iter_self(code_vm *vm, cv self)
@@ -30,7 +20,7 @@ static cv iter_self(code_vm *vm, cv self)
 
 static cv dict_iter_next(code_vm *vm, cv self)
 {
-    dict_iter *it = (dict_iter *)cv_obj(self);
+    code_dict_iter *it = (code_dict_iter *)cv_obj(self);
     if (!it->d)
         return CV_NULL;
     code_dict *d = (code_dict *)cv_obj(it->d);
@@ -69,7 +59,7 @@ static cv dict_iter_next(code_vm *vm, cv self)
 }
 
 #define DICT_ITER_TYPE(var, tname)                                                          \
-    static const code_type var = {                                                          \
+    const code_type var = {                                                          \
         .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},                            \
         .name = tname,                                                                      \
         .kind = CODE_K_ITER,                                                                \
@@ -77,20 +67,20 @@ static cv dict_iter_next(code_vm *vm, cv self)
         .iter = iter_self,                                                                  \
         .next = dict_iter_next,                                                             \
     }
-DICT_ITER_TYPE(keyiter_type, "dict_keyiterator");
-DICT_ITER_TYPE(valueiter_type, "dict_valueiterator");
-DICT_ITER_TYPE(itemiter_type, "dict_itemiterator");
-DICT_ITER_TYPE(rkeyiter_type, "dict_reversekeyiterator");
-DICT_ITER_TYPE(rvalueiter_type, "dict_reversevalueiterator");
-DICT_ITER_TYPE(ritemiter_type, "dict_reverseitemiterator");
+DICT_ITER_TYPE(code_type_dict_keyiter, "dict_keyiterator");
+DICT_ITER_TYPE(code_type_dict_valueiter, "dict_valueiterator");
+DICT_ITER_TYPE(code_type_dict_itemiter, "dict_itemiterator");
+DICT_ITER_TYPE(code_type_dict_rkeyiter, "dict_reversekeyiterator");
+DICT_ITER_TYPE(code_type_dict_rvalueiter, "dict_reversevalueiterator");
+DICT_ITER_TYPE(code_type_dict_ritemiter, "dict_reverseitemiterator");
 
 cv code_dict_iter_new(code_vm *vm, cv dv, int kind, bool reversed)
 {
     static const code_type *const types[2][3] = {
-        {&keyiter_type, &valueiter_type, &itemiter_type},
-        {&rkeyiter_type, &rvalueiter_type, &ritemiter_type},
+        {&code_type_dict_keyiter, &code_type_dict_valueiter, &code_type_dict_itemiter},
+        {&code_type_dict_rkeyiter, &code_type_dict_rvalueiter, &code_type_dict_ritemiter},
     };
-    dict_iter *it = code_obj_new(vm, types[reversed][kind], sizeof(dict_iter));
+    code_dict_iter *it = code_obj_new(vm, types[reversed][kind], sizeof(code_dict_iter));
     if (!it)
         return CV_NULL;
     code_dict *d = (code_dict *)cv_obj(dv);
@@ -104,11 +94,6 @@ cv code_dict_iter_new(code_vm *vm, cv dv, int kind, bool reversed)
 
 /* ---- views ------------------------------------------------------------------------ */
 
-typedef struct dict_view {
-    code_obj ob;
-    cv d;
-} dict_view;
-
 static int view_kind(cv v)
 {
     const code_type *t = cv_type(v);
@@ -117,7 +102,7 @@ static int view_kind(cv v)
 
 static void view_dealloc(code_vm *vm, code_obj *o)
 {
-    code_decref(vm, ((dict_view *)o)->d);
+    code_decref(vm, ((code_dict_view *)o)->d);
 }
 
 static cv view_repr(code_vm *vm, cv self)
@@ -148,17 +133,17 @@ static cv view_repr(code_vm *vm, cv self)
 static ssize_t view_len(code_vm *vm, cv self)
 {
     (void)vm;
-    return (ssize_t)((code_dict *)cv_obj(((dict_view *)cv_obj(self))->d))->used;
+    return (ssize_t)((code_dict *)cv_obj(((code_dict_view *)cv_obj(self))->d))->used;
 }
 
 static cv view_iter(code_vm *vm, cv self)
 {
-    return code_dict_iter_new(vm, ((dict_view *)cv_obj(self))->d, view_kind(self), false);
+    return code_dict_iter_new(vm, ((code_dict_view *)cv_obj(self))->d, view_kind(self), false);
 }
 
 static int view_contains(code_vm *vm, cv self, cv x)
 {
-    cv dv = ((dict_view *)cv_obj(self))->d;
+    cv dv = ((code_dict_view *)cv_obj(self))->d;
     code_dict *d = (code_dict *)cv_obj(dv);
     switch (view_kind(self)) {
     case 0: {
@@ -244,7 +229,7 @@ static cv view_getattr(code_vm *vm, cv self, const char *name)
 {
     (void)vm;
     if (strcmp(name, "mapping") == 0)
-        return code_incref(((dict_view *)cv_obj(self))->d);
+        return code_incref(((code_dict_view *)cv_obj(self))->d);
     return CV_NULL;
 }
 
@@ -299,7 +284,7 @@ cv code_dict_view_new(code_vm *vm, cv d, int kind)
 {
     static const code_type *const types[3] = {
         &code_type_dict_keys, &code_type_dict_values, &code_type_dict_items};
-    dict_view *v = code_obj_new(vm, types[kind], sizeof(dict_view));
+    code_dict_view *v = code_obj_new(vm, types[kind], sizeof(code_dict_view));
     if (!v)
         return CV_NULL;
     v->d = code_incref(d);
@@ -310,5 +295,5 @@ cv code_dict_view_new(code_vm *vm, cv d, int kind)
 cv code_dict_view_dict(cv view, int *kind)
 {
     *kind = view_kind(view);
-    return ((dict_view *)cv_obj(view))->d;
+    return ((code_dict_view *)cv_obj(view))->d;
 }

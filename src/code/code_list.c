@@ -193,6 +193,10 @@ int code_seq_repeat_count(code_vm *vm, cv a, cv b, bool a_is_seq, ssize_t *count
                             "can't multiply sequence by non-int of type '%s'",
                             code_type_name(other));
     }
+    int64_t big;
+    if (!cv_is_small(n) && cv_kind(n) == CODE_K_INT && !code_int_to_i64(n, &big))
+        return code_raise_i(vm, &code_exc_OverflowError,
+                            "cannot fit 'int' into an index-sized integer");
     return code_as_index(vm, n, count);
 }
 
@@ -454,15 +458,9 @@ static int list_contains(code_vm *vm, cv self, cv x)
 
 /* ---- iterators -------------------------------------------------------------------- */
 
-typedef struct seq_iter {
-    code_iterobj it;
-    cv seq;                      /* CV_NULL once exhausted */
-    ssize_t i;
-} seq_iter;
-
 static void seq_iter_dealloc(code_vm *vm, code_obj *o)
 {
-    code_decref(vm, ((seq_iter *)o)->seq);
+    code_decref(vm, ((code_seq_iter *)o)->seq);
 }
 
 static cv iter_self(code_vm *vm, cv self)
@@ -473,7 +471,7 @@ static cv iter_self(code_vm *vm, cv self)
 
 static cv seq_iter_next(code_vm *vm, cv self)
 {
-    seq_iter *it = (seq_iter *)cv_obj(self);
+    code_seq_iter *it = (code_seq_iter *)cv_obj(self);
     if (!it->seq)
         return CV_NULL;
     size_t n;
@@ -486,7 +484,7 @@ static cv seq_iter_next(code_vm *vm, cv self)
 
 static cv seq_reviter_next(code_vm *vm, cv self)
 {
-    seq_iter *it = (seq_iter *)cv_obj(self);
+    code_seq_iter *it = (code_seq_iter *)cv_obj(self);
     if (!it->seq)
         return CV_NULL;
     size_t n;
@@ -498,7 +496,7 @@ static cv seq_reviter_next(code_vm *vm, cv self)
 }
 
 #define SEQ_ITER_TYPE(var, tname, nextfn)                                                   \
-    static const code_type var = {                                                          \
+    const code_type var = {                                                          \
         .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},                            \
         .name = tname,                                                                      \
         .kind = CODE_K_ITER,                                                                \
@@ -506,17 +504,17 @@ static cv seq_reviter_next(code_vm *vm, cv self)
         .iter = iter_self,                                                                  \
         .next = nextfn,                                                                     \
     }
-SEQ_ITER_TYPE(list_iter_type, "list_iterator", seq_iter_next);
-SEQ_ITER_TYPE(list_reviter_type, "list_reverseiterator", seq_reviter_next);
-SEQ_ITER_TYPE(tuple_iter_type, "tuple_iterator", seq_iter_next);
-SEQ_ITER_TYPE(tuple_reviter_type, "reversed", seq_reviter_next);
+SEQ_ITER_TYPE(code_type_list_iter, "list_iterator", seq_iter_next);
+SEQ_ITER_TYPE(code_type_list_reviter, "list_reverseiterator", seq_reviter_next);
+SEQ_ITER_TYPE(code_type_tuple_iter, "tuple_iterator", seq_iter_next);
+SEQ_ITER_TYPE(code_type_tuple_reviter, "reversed", seq_reviter_next);
 
 cv code_seq_iter_new(code_vm *vm, cv seq, bool reversed)
 {
     bool list = cv_kind(seq) == CODE_K_LIST;
-    const code_type *t = list ? (reversed ? &list_reviter_type : &list_iter_type)
-                              : (reversed ? &tuple_reviter_type : &tuple_iter_type);
-    seq_iter *it = code_obj_new(vm, t, sizeof(seq_iter));
+    const code_type *t = list ? (reversed ? &code_type_list_reviter : &code_type_list_iter)
+                              : (reversed ? &code_type_tuple_reviter : &code_type_tuple_iter);
+    code_seq_iter *it = code_obj_new(vm, t, sizeof(code_seq_iter));
     if (!it)
         return CV_NULL;
     it->seq = code_incref(seq);

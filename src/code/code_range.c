@@ -187,11 +187,6 @@ static cv range_getattr(code_vm *vm, cv self, const char *name)
 
 /* ---- iterator ---------------------------------------------------------------------- */
 
-typedef struct range_iter {
-    code_iterobj it;
-    int64_t start, step, len, i;
-} range_iter;
-
 static cv iter_self(code_vm *vm, cv self)
 {
     (void)vm;
@@ -200,14 +195,14 @@ static cv iter_self(code_vm *vm, cv self)
 
 static cv range_iter_next(code_vm *vm, cv self)
 {
-    range_iter *it = (range_iter *)cv_obj(self);
+    code_range_iter *it = (code_range_iter *)cv_obj(self);
     if (it->i >= it->len)
         return CV_NULL;
     int64_t v = (int64_t)((uint64_t)it->start + (uint64_t)it->i++ * (uint64_t)it->step);
     return code_int_from_i64(vm, v);
 }
 
-static const code_type range_iter_type = {
+const code_type code_type_range_iter = {
     .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},
     .name = "range_iterator",
     .kind = CODE_K_ITER,
@@ -217,7 +212,7 @@ static const code_type range_iter_type = {
 
 cv code_range_iter_new(code_vm *vm, int64_t start, int64_t step, int64_t len)
 {
-    range_iter *it = code_obj_new(vm, &range_iter_type, sizeof(range_iter));
+    code_range_iter *it = code_obj_new(vm, &code_type_range_iter, sizeof(code_range_iter));
     if (!it)
         return CV_NULL;
     it->start = start;

@@ -462,15 +462,9 @@ void code_set_swap_bodies(cv a, cv b)
 
 /* ---- iterator ----------------------------------------------------------------- */
 
-typedef struct set_iterobj {
-    code_iterobj it;
-    cv s;
-    size_t pos, used, left;
-} set_iterobj;
-
 static void set_iter_dealloc(code_vm *vm, code_obj *o)
 {
-    code_decref(vm, ((set_iterobj *)o)->s);
+    code_decref(vm, ((code_set_iter *)o)->s);
 }
 
 static cv iter_self(code_vm *vm, cv self)
@@ -481,7 +475,7 @@ static cv iter_self(code_vm *vm, cv self)
 
 static cv set_iter_next(code_vm *vm, cv self)
 {
-    set_iterobj *it = (set_iterobj *)cv_obj(self);
+    code_set_iter *it = (code_set_iter *)cv_obj(self);
     if (!it->s)
         return CV_NULL;
     code_dict *so = &((code_set *)cv_obj(it->s))->d;
@@ -498,7 +492,7 @@ static cv set_iter_next(code_vm *vm, cv self)
     return code_incref(k);
 }
 
-static const code_type set_iter_type = {
+const code_type code_type_set_iter = {
     .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},
     .name = "set_iterator",
     .kind = CODE_K_ITER,
@@ -509,7 +503,7 @@ static const code_type set_iter_type = {
 
 static cv set_iter(code_vm *vm, cv self)
 {
-    set_iterobj *it = code_obj_new(vm, &set_iter_type, sizeof(set_iterobj));
+    code_set_iter *it = code_obj_new(vm, &code_type_set_iter, sizeof(code_set_iter));
     if (!it)
         return CV_NULL;
     it->s = code_incref(self);
