@@ -90,9 +90,12 @@ static cv range_getitem(code_vm *vm, cv self, cv key)
         return code_range_new(vm, nstart, nstop, nstep);
     }
     ssize_t i;
-    if (code_seq_index(vm, "range", key, (ssize_t)r->len, &i))
+    int64_t big;
+    /* range computes with any int: a huge index is only out of range. */
+    bool huge = !cv_is_small(key) && cv_kind(key) == CODE_K_INT && !code_int_to_i64(key, &big);
+    if (!huge && code_seq_index(vm, "range", key, (ssize_t)r->len, &i))
         return CV_NULL;
-    if (i < 0 || i >= r->len)
+    if (huge || i < 0 || i >= r->len)
         return code_raise(vm, &code_exc_IndexError, "range object index out of range");
     return code_int_from_i64(vm, range_item(r, i));
 }
