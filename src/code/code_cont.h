@@ -192,6 +192,12 @@ int code_set_update(code_vm *vm, cv set, cv iterable);
 /* Iterates a set's live keys by slot. */
 bool code_set_next(cv set, size_t *pos, cv *key, uint64_t *hash);
 cv code_set_copy(code_vm *vm, cv set, bool frozen);
+/* A set display of more than two items that are all constants ({1, 2, 3},
+ * {-1, -2, 0.5}): CPython compiles it to a frozenset constant (rebuilt once
+ * by the compiler's constant merging) merged into a new set, which puts
+ * colliding keys in another order than adding them one by one would. The
+ * evaluator builds such displays with this to print as CPython does. */
+cv code_set_from_consts(code_vm *vm, const cv *items, size_t n);
 int code_set_contains_h(code_vm *vm, cv set, cv key, uint64_t hash);
 int code_set_discard_h(code_vm *vm, cv set, cv key, uint64_t hash);
 /* Every key of other (a set or frozenset) into set. */

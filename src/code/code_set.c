@@ -414,6 +414,32 @@ cv code_set_copy(code_vm *vm, cv iterable, bool frozen)
     return s;
 }
 
+cv code_set_from_consts(code_vm *vm, const cv *items, size_t n)
+{
+    /* The compiler's frozenset, then the copy its constant merging makes
+     * (re-added in the first one's slot order), then SET_UPDATE's merge. */
+    cv a = code_set_new(vm, true), b = CV_NULL, s = CV_NULL;
+    for (size_t i = 0; a && i < n; i++)
+        if (code_set_add(vm, a, items[i]))
+            goto done;
+    if (!a || !(b = code_set_new(vm, true)))
+        goto done;
+    size_t pos = 0;
+    cv k;
+    uint64_t h;
+    while (code_set_next(a, &pos, &k, &h))
+        if (code_set_add_h(vm, b, k, h))
+            goto done;
+    if ((s = code_set_new(vm, false)) && code_set_merge(vm, s, b)) {
+        code_decref(vm, s);
+        s = CV_NULL;
+    }
+done:
+    code_decref(vm, a);
+    code_decref(vm, b);
+    return s;
+}
+
 /* pop(): the first live slot from the finger on, as CPython. 0 if empty. */
 int code_set_pop(code_vm *vm, cv set, cv *key)
 {
@@ -484,11 +510,13 @@ static cv set_iter_next(code_vm *vm, cv self)
         return code_raise(vm, &code_exc_RuntimeError, "Set changed size during iteration");
     }
     cv k;
-    if (!code_set_next(it->s, &it->pos, &k, NULL) || it->left == 0) {
+    /* Same size, other keys: CPython walks on through the table. */
+    if (!code_set_next(it->s, &it->pos, &k, NULL)) {
         code_setref(vm, &it->s, CV_NULL);
         return CV_NULL;
     }
-    it->left--;
+    if (it->left)
+        it->left--;
     return code_incref(k);
 }
 

@@ -719,6 +719,21 @@ static void test_set_order(void **state)
     repr_is_d(ints_set(true, 2, c), "frozenset({1, 2})");
 }
 
+/* Constant set displays, as CPython's compiler builds them. */
+static void test_set_consts(void **state)
+{
+    (void)state;
+    cv a[] = {I(-2), I(-1), I(7)};
+    repr_is_d(code_set_from_consts(vm, a, 3), "{-1, -2, 7}");
+    cv t = code_tuple_from_array(vm, a, 3);
+    repr_is_d(code_set_copy(vm, t, false), "{7, -2, -1}");
+    code_decref(vm, t);
+    cv b[] = {I(8), I(0), I(16), I(24), I(1)};
+    repr_is_d(code_set_from_consts(vm, b, 5), "{0, 1, 16, 8, 24}");
+    cv c[] = {I(-1), I(-2), I(7)};
+    repr_is_d(code_set_from_consts(vm, c, 3), "{-2, -1, 7}");
+}
+
 static void test_set_algebra(void **state)
 {
     (void)state;
@@ -1198,6 +1213,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dict_methods, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dict_iter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_set_consts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_algebra, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_hash_iter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_random, setup, teardown),
