@@ -11,7 +11,9 @@
 #include <cmocka.h>
 
 #include "code/code_cont.h"
+#ifndef CODE_CONT_REAL_PARTS
 #include "test_code_cont_stubs.h"
+#endif
 #include "test_code_cont_expect.h"
 
 static code_vm vm_;
