@@ -458,7 +458,8 @@ int code_list_sort(code_vm *vm, cv list, cv key, bool reverse);
 cv code_tuple_new(code_vm *vm, size_t n);                 /* n slots, CV_NULL-filled */
 cv code_tuple_pack(code_vm *vm, size_t n, ...);           /* borrows each */
 cv code_tuple_from(code_vm *vm, cv iterable);
-extern code_obj code_empty_tuple_obj;
+/* A code_tuple (not a bare code_obj) so reading its n is in bounds. */
+extern code_tuple code_empty_tuple_obj;
 #define CODE_EMPTY_TUPLE cv_of(&code_empty_tuple_obj)
 cv code_dict_new(code_vm *vm);
 /* Borrowed value or CV_NULL (no exception) when absent; -1/error on unhashable. */
