@@ -1,7 +1,8 @@
 /* Code mode's dumps: the record written and read back field by field, and
  * the loader against hostile bytes (every truncation, every corrupted byte,
- * another version or build, forged lengths and counts, bad text); then, with
- * the evaluator, real runs dumped and loaded by replay. */
+ * another version or build, forged lengths and counts, bad text); then, once
+ * the evaluator is in the library (CODE_DUMP_REPLAY), real runs dumped and
+ * loaded by replay. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -351,6 +352,295 @@ static void test_impossible_records(void **state)
     free(buf);
 }
 
+#ifdef CODE_DUMP_REPLAY
+/* ---- real runs: dumped, loaded by replay ---- */
+
+static const char *const fg[] = {"f", "g"};
+
+static code_run *start(const char *src, const code_run_opts *o, code_step *st)
+{
+    code_run *r;
+    code_error err = {0};
+    if (code_run_new(src, strlen(src), o, &r, &err) < 0)
+        fail_msg("%s: %s", err.type, err.msg);
+    memset(st, 0, sizeof(*st));
+    code_run_start(r, st);
+    return r;
+}
+
+static void resume1(code_run *r, code_step *st, uint64_t id, const char *json)
+{
+    code_result res = {.call_id = id, .value_json = json};
+    code_step_clear(st);
+    code_run_resume(r, &res, 1, st);
+}
+
+static char *dump_run(code_run *r, size_t *len)
+{
+    char *buf;
+    code_error err = {0};
+    if (code_run_dump(r, &buf, len, &err) < 0)
+        fail_msg("dump: %s: %s", err.type, err.msg);
+    return buf;
+}
+
+static code_run *load(const char *buf, size_t len, const code_run_opts *o, code_step *st)
+{
+    code_run *r;
+    code_error err = {0};
+    if (code_run_load(buf, len, o, &r, st, &err) < 0)
+        fail_msg("load: %s: %s", err.type, err.msg);
+    return r;
+}
+
+static void load_refused(const char *buf, size_t len, const char *want)
+{
+    code_run *r = (code_run *)1;
+    code_step st;
+    code_error err = {0};
+    if (code_run_load(buf, len, NULL, &r, &st, &err) == 0)
+        fail_msg("loaded, wanted '%s'", want);
+    assert_null(r);
+    assert_string_equal(err.type, "ValueError");
+    if (!strstr(err.msg, want))
+        fail_msg("'%s' lacks '%s'", err.msg, want);
+}
+
+static const char two_calls[] = "a = f(1)\nprint('x')\nb = g(a, k=2)\nprint('y')\n[a, b]\n";
+
+static void test_replay_two_calls(void **state)
+{
+    (void)state;
+    code_run_opts o = {.functions = fg, .nfunctions = 2};
+    code_step st;
+    code_run *r = start(two_calls, &o, &st);
+    assert_int_equal(st.kind, CODE_STEP_CALL);
+    assert_string_equal(st.calls[0].function, "f");
+    resume1(r, &st, 1, "10");
+    assert_int_equal(st.kind, CODE_STEP_CALL);
+    assert_int_equal(st.out_len, 2);
+    size_t len;
+    char *buf = dump_run(r, &len);
+    code_step_clear(&st);
+    code_run_free(r);
+
+    r = load(buf, len, NULL, &st);
+    assert_int_equal(st.kind, CODE_STEP_CALL);
+    assert_int_equal(st.ncalls, 1);
+    assert_int_equal(st.npending, 1);
+    assert_int_equal(st.calls[0].id, 2);
+    assert_string_equal(st.calls[0].function, "g");
+    assert_string_equal(st.calls[0].args_json, "[10]");
+    assert_string_equal(st.calls[0].kwargs_json, "{\"k\":2}");
+    assert_int_equal(st.out_len, 0);
+    /* dumped again at once: the same bytes */
+    size_t len2;
+    char *buf2 = dump_run(r, &len2);
+    assert_int_equal(len, len2);
+    assert_memory_equal(buf, buf2, len);
+    free(buf2);
+    resume1(r, &st, 2, "5");
+    assert_int_equal(st.kind, CODE_STEP_COMPLETE);
+    assert_string_equal(st.result_json, "[10,5]");
+    assert_int_equal(st.out_len, 2);           /* "y\n" only: "x\n" was handed over before */
+    assert_memory_equal(st.out, "y\n", 2);
+    code_step_clear(&st);
+    /* a run that has ended is not dumped */
+    code_error err = {0};
+    char *b3;
+    size_t l3;
+    assert_int_equal(code_run_dump(r, &b3, &l3, &err), -1);
+    code_run_free(r);
+    free(buf);
+}
+
+static void test_replay_first_call_and_errors(void **state)
+{
+    (void)state;
+    static const char src[] =
+        "try:\n    f()\nexcept KeyError as e:\n    print('caught', e)\nx = f()\nx\n";
+    code_step st;
+    code_run *r = start(src, NULL, &st);
+    size_t len;
+    char *buf = dump_run(r, &len);            /* at the first call: no answers yet */
+    code_result res = {.call_id = 1, .exc_type = "KeyError", .exc_message = "k"};
+    code_step_clear(&st);
+    code_run_resume(r, &res, 1, &st);
+    assert_int_equal(st.kind, CODE_STEP_CALL);
+    size_t len2;
+    char *buf2 = dump_run(r, &len2);          /* after an exception as the answer */
+    code_step_clear(&st);
+    code_run_free(r);
+
+    r = load(buf, len, NULL, &st);
+    assert_int_equal(st.calls[0].id, 1);
+    code_step_clear(&st);
+    code_run_free(r);
+
+    r = load(buf2, len2, NULL, &st);
+    assert_int_equal(st.calls[0].id, 2);
+    resume1(r, &st, 2, "{\"$tuple\": [1]}");
+    assert_int_equal(st.kind, CODE_STEP_COMPLETE);
+    assert_string_equal(st.result_json, "{\"$tuple\":[1]}");
+    code_step_clear(&st);
+    code_run_free(r);
+    free(buf);
+    free(buf2);
+}
+
+static void test_replay_gather(void **state)
+{
+    (void)state;
+    static const char src[] = "import asyncio\nr = await asyncio.gather(f(1), f(2), f(3))\nr\n";
+    code_run_opts o = {.top_level_await = true};
+    code_step st;
+    code_run *r = start(src, &o, &st);
+    assert_int_equal(st.kind, CODE_STEP_CALL);
+    assert_int_equal(st.ncalls, 3);
+    resume1(r, &st, 2, "\"b\"");
+    assert_int_equal(st.kind, CODE_STEP_CALL);
+    assert_int_equal(st.npending, 2);
+    size_t len;
+    char *buf = dump_run(r, &len);
+    code_step_clear(&st);
+    code_run_free(r);
+
+    r = load(buf, len, &o, &st);
+    assert_int_equal(st.ncalls, 2);
+    assert_int_equal(st.npending, 2);
+    uint64_t ids[2] = {st.calls[0].id, st.calls[1].id};
+    assert_true((ids[0] == 1 && ids[1] == 3) || (ids[0] == 3 && ids[1] == 1));
+    for (int i = 0; i < 2; i++) {
+        char want[8];
+        snprintf(want, sizeof(want), "[%d]", (int)st.calls[i].id);
+        assert_string_equal(st.calls[i].args_json, want);
+    }
+    code_result res[2] = {{.call_id = 3, .value_json = "\"c\""},
+                          {.call_id = 1, .value_json = "\"a\""}};
+    code_step_clear(&st);
+    code_run_resume(r, res, 2, &st);
+    assert_int_equal(st.kind, CODE_STEP_COMPLETE);
+    assert_string_equal(st.result_json, "[\"a\",\"b\",\"c\"]");
+    code_step_clear(&st);
+    code_run_free(r);
+    free(buf);
+}
+
+/* A well-formed record the run does not follow. */
+static void test_replay_refused(void **state)
+{
+    (void)state;
+    code_run_opts o = {.functions = fg, .nfunctions = 2};
+    code_step st;
+    code_run *r = start(two_calls, &o, &st);
+    resume1(r, &st, 1, "10");
+    code_step_clear(&st);
+    code_run_record rec;
+    size_t len;
+    char *buf = dump_run(r, &len);
+    code_run_free(r);
+    code_error err = {0};
+    assert_int_equal(code_dump_parse(buf, len, &rec, &err), 0);
+
+    char *b2;
+    size_t l2;
+    /* another function named for call 1 */
+    free(rec.calls[0].function);
+    rec.calls[0].function = strdup("g");
+    b2 = dump_of(&rec, &l2);
+    load_refused(b2, l2, "does not replay");
+    free(b2);
+    free(rec.calls[0].function);
+    rec.calls[0].function = strdup("f");
+    /* a call more than the run makes */
+    code_rec_call *more = calloc(3, sizeof(*more));
+    more[0] = rec.calls[0];
+    more[1] = rec.calls[1];
+    more[2].function = strdup("g");
+    code_rec_call *was = rec.calls;
+    rec.calls = more;
+    rec.ncalls = 3;
+    b2 = dump_of(&rec, &l2);
+    load_refused(b2, l2, "does not replay");
+    free(b2);
+    free(more[2].function);
+    free(more);
+    rec.calls = was;
+    rec.ncalls = 2;
+    /* the answer's value is not JSON */
+    char *v = rec.batches[0].results[0].value_json;
+    rec.batches[0].results[0].value_json = "[1,";
+    b2 = dump_of(&rec, &l2);
+    load_refused(b2, l2, "does not replay");
+    free(b2);
+    rec.batches[0].results[0].value_json = v;
+    /* another program */
+    char *src = rec.src;
+    rec.src = "f(1)\n";
+    rec.src_len = 5;
+    b2 = dump_of(&rec, &l2);
+    load_refused(b2, l2, "does not replay");
+    free(b2);
+    rec.src = "f(1\n";
+    rec.src_len = 4;
+    b2 = dump_of(&rec, &l2);
+    load_refused(b2, l2, "SyntaxError");
+    free(b2);
+    rec.src = src;
+    code_dump_record_free(&rec);
+    free(buf);
+}
+
+static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    size_t *live = ud;
+    if (nsize == 0) {
+        free(ptr);
+        *live -= osize;
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (p)
+        *live += nsize - osize;
+    return p;
+}
+
+/* The host's allocator is used, everything is given back, and the host's
+ * limits cap the dumped ones. */
+static void test_replay_alloc_and_caps(void **state)
+{
+    (void)state;
+    static const char src[] = "s = 'x' * 100000\nn = f()\nlen(s) + n\n";
+    code_step st;
+    code_run *r = start(src, NULL, &st);
+    size_t len;
+    char *buf = dump_run(r, &len);
+    code_step_clear(&st);
+    code_run_free(r);
+
+    size_t live = 0;
+    code_run_opts o = {.alloc = counting_alloc, .alloc_ud = &live};
+    r = load(buf, len, &o, &st);
+    assert_true(live > 100000);
+    resume1(r, &st, 1, "1");
+    assert_string_equal(st.result_json, "100001");
+    code_step_clear(&st);
+    code_run_free(r);
+    assert_int_equal(live, 0);
+
+    /* the host allows 64 KiB: the replay cannot make the string */
+    o.limits.max_bytes = 64 * 1024;
+    code_error err = {0};
+    r = (code_run *)1;
+    assert_int_equal(code_run_load(buf, len, &o, &r, &st, &err), -1);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "MemoryError"));
+    assert_int_equal(live, 0);
+    free(buf);
+}
+
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -362,6 +652,13 @@ int main(void)
         cmocka_unit_test(test_other_version_or_build),
         cmocka_unit_test(test_forged_counts),
         cmocka_unit_test(test_impossible_records),
+#ifdef CODE_DUMP_REPLAY
+        cmocka_unit_test(test_replay_two_calls),
+        cmocka_unit_test(test_replay_first_call_and_errors),
+        cmocka_unit_test(test_replay_gather),
+        cmocka_unit_test(test_replay_refused),
+        cmocka_unit_test(test_replay_alloc_and_caps),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
