@@ -59,18 +59,21 @@ extern const code_type code_type_list_iter, code_type_list_reviter, code_type_tu
     code_type_dict_itemiter, code_type_dict_rkeyiter, code_type_dict_rvalueiter,
     code_type_dict_ritemiter, code_type_set_iter, code_type_range_iter;
 
-/* ---- in-place operators: what code_binop_inplace calls first ----------------
- * a op= b when a is a list, set or dict: a new reference to a (mutated), or
- * CODE_NOTIMPL (borrowed sentinel) when a's type has no in-place form for op
- * (the caller then does code_binop), or CV_NULL with the exception set. */
+/* ---- in-place operators: the inplace slot of list, set and dict -------------
+ * a op= b: a new reference to a (mutated), or CODE_NOTIMPL (borrowed
+ * sentinel) when a's type has no in-place form for op (code_binop_inplace
+ * then does code_binop), or CV_NULL with the exception set. frozenset has
+ * none: f |= x makes a new frozenset, as CPython. */
 cv code_cont_inplace(code_vm *vm, int op, cv a, cv b);
 cv code_list_inplace_add(code_vm *vm, cv list, cv iterable);   /* list += it */
 cv code_list_inplace_mul(code_vm *vm, cv list, cv n);          /* list *= n */
 cv code_set_inplace(code_vm *vm, int op, cv set, cv other);    /* |= &= -= ^= */
 cv code_dict_inplace_or(code_vm *vm, cv dict, cv other);       /* dict |= x */
 
-/* reversed(v) for a list, tuple, range, dict or dict view: a new iterator;
- * CV_NULL with NO exception set when v is none of these. */
+/* reversed(v) for a list, tuple, range, dict or dict view: a new iterator
+ * (list_reverseiterator, range_iterator, dict_reversekeyiterator... with
+ * CPython's mutation checks); CV_NULL with NO exception set when v is none
+ * of these. The reversed() builtin asks here first. */
 cv code_cont_reversed(code_vm *vm, cv v);
 
 /* ---- shared helpers ---------------------------------------------------------- */
