@@ -86,6 +86,16 @@ cv code_cont_reversed(code_vm *vm, cv v);
 int code_repr_enter(code_vm *vm, cv v);
 void code_repr_leave(code_vm *vm, cv v);
 
+/* __len__, __getitem__, __contains__, __iter__ for the method tables
+ * (CODE_CONT_DUNDERS). */
+cv code_cont_dunder_len(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_cont_dunder_getitem(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_cont_dunder_contains(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_cont_dunder_iter(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+#define CODE_CONT_DUNDERS                                                                    \
+    {"__len__", code_cont_dunder_len}, {"__getitem__", code_cont_dunder_getitem},            \
+        {"__contains__", code_cont_dunder_contains}, {"__iter__", code_cont_dunder_iter}
+
 /* Freeing containers without deep C recursion: a container's dealloc
  * brackets the release of its items with enter/leave and releases each with
  * code_cont_release, which, past a nesting depth, puts a dying container on
