@@ -15,11 +15,12 @@ static int lt(code_vm *vm, const pair *a, const pair *b)
     return code_compare_bool(vm, a->k, b->k, CODE_CMP_LT);
 }
 
-/* Binary insertion: every element stays in the array when a comparison
+/* Binary insertion of a[start..n) into the sorted a[0..start), as
+ * CPython's binarysort: every element stays in the array when a comparison
  * fails, since it moves only once its place is known. */
-static int insertion(code_vm *vm, pair *a, size_t n)
+static int binarysort(code_vm *vm, pair *a, size_t n, size_t start)
 {
-    for (size_t i = 1; i < n; i++) {
+    for (size_t i = start ? start : 1; i < n; i++) {
         pair x = a[i];
         size_t lo = 0, hi = i;
         while (lo < hi) {
@@ -41,7 +42,7 @@ static int insertion(code_vm *vm, pair *a, size_t n)
 static int merge_sort(code_vm *vm, pair *a, size_t n, pair *tmp)
 {
     if (n <= 12)
-        return insertion(vm, a, n);
+        return binarysort(vm, a, n, 1);
     size_t mid = n / 2;
     if (merge_sort(vm, a, mid, tmp) || merge_sort(vm, a + mid, n - mid, tmp))
         return -1;
@@ -70,6 +71,34 @@ static void reverse_pairs(pair *p, size_t n)
         p[i] = p[j - 1];
         p[j - 1] = t;
     }
+}
+
+/* Below 64 items CPython's timsort is one run: the leading ascending (or
+ * strictly descending, then reversed) run, the rest binary-inserted. Doing
+ * exactly that gives CPython's order even when the comparisons are not a
+ * total order (nan, sets); larger lists are merge-sorted, the same result
+ * whenever the order is total. */
+#define SMALL_SORT 64
+
+static int small_sort(code_vm *vm, pair *a, size_t n)
+{
+    size_t run = 1;
+    if (n > 1) {
+        int r = lt(vm, &a[1], &a[0]);
+        if (r < 0)
+            return -1;
+        bool desc = r;
+        for (run = 2; run < n; run++) {
+            r = lt(vm, &a[run], &a[run - 1]);
+            if (r < 0)
+                return -1;
+            if (r != desc)
+                break;
+        }
+        if (desc)
+            reverse_pairs(a, run);
+    }
+    return binarysort(vm, a, n, run);
 }
 
 int code_list_sort(code_vm *vm, cv list, cv key, bool reverse)
@@ -107,7 +136,7 @@ int code_list_sort(code_vm *vm, cv list, cv key, bool reverse)
         /* Reversing before and after keeps equal items in their order. */
         if (reverse)
             reverse_pairs(p, n);
-        rc = merge_sort(vm, p, n, tmp);
+        rc = n < SMALL_SORT ? small_sort(vm, p, n) : merge_sort(vm, p, n, tmp);
         if (reverse)
             reverse_pairs(p, n);
         for (size_t i = 0; i < n; i++)
