@@ -119,6 +119,17 @@ for seed, nops, lo, hi in CASES:
         out.write("     %s,\n" % c(repr(v)))
     out.write("     %s},\n" % c(repr(s ^ t)))
 out.write("};\n")
+# Sorting by a partial order (subsets): only CPython's own timsort, step for
+# step, gives these permutations.
+out.write("static const struct sort_case {\n    unsigned seed, n;\n    const char *perm, *rperm;\n"
+          "} sort_cases[] = {\n")
+for seed, n in [(5, 40), (6, 300), (8, 3000)]:
+    r = rng(seed)
+    items = [frozenset(range(next(r) % 4, next(r) % 7)) for _ in range(n)]
+    p = sorted(range(n), key=lambda i: items[i])
+    q = sorted(range(n), key=lambda i: items[i], reverse=True)
+    out.write("    {%d, %d, %s, %s},\n" % (seed, n, c(repr(p)), c(repr(q))))
+out.write("};\n")
 out.write("static const struct list_case {\n    unsigned seed, nops;\n"
           "    unsigned long long hash;\n    const char *final;\n} list_cases[] = {\n")
 for seed, nops in [(3, 3000), (11, 5000)]:
