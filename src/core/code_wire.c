@@ -461,7 +461,7 @@ static int read_exact(int fd, uint8_t *p, size_t n, int64_t deadline, size_t *go
                 continue;
         }
         ssize_t r = read(fd, p + *got, n - *got);
-        if (r < 0 && errno == EINTR)
+        if (r < 0 && (errno == EINTR || (deadline && errno == EAGAIN)))
             continue;
         if (r < 0)
             return -1;
