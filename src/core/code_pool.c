@@ -163,6 +163,14 @@ void cworker_kill(code_pool *p, cworker *w, const char *why)
     w->fd = -1;
 }
 
+bool cworker_idle_ok(const cworker *w)
+{
+    if (w->pid <= 0)
+        return false;
+    struct pollfd pf = {.fd = w->fd, .events = POLLIN};
+    return poll(&pf, 1, 0) == 0;
+}
+
 /* Writes a frame before deadline (the socket is non-blocking). */
 static int write_frame(int fd, const cbuf *f, int64_t deadline)
 {

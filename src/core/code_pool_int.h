@@ -93,6 +93,9 @@ typedef enum wtalk {
 /* code_pool.c. The caller owns w (busy) for all of these. */
 int cworker_start(code_pool *p, cworker *w, cella_err *err);
 void cworker_kill(code_pool *p, cworker *w, const char *why);
+/* An idle worker never speaks first: anything to read on its socket (its
+ * end, or garbage) means it is dead or broken. */
+bool cworker_idle_ok(const cworker *w);
 /* Sends req, reads one answer into a (frame and m) before deadline. On
  * failure the worker is killed (and not restarted). */
 wtalk cworker_talk(code_pool *p, cworker *w, const code_wire_msg *req, code_answer *a,

@@ -145,11 +145,18 @@ void prun_evict(code_pool *p, prun *r)
     evict(p, r, true);
 }
 
-/* Makes sure w (owned) runs; -1 with e when it cannot be started. */
+/* Makes sure w (owned, and holding no run) runs; -1 with e when it cannot
+ * be started. */
 static int ensure_started(code_pool *p, cworker *w, core_error *e)
 {
-    if (w->pid > 0)
+    if (w->pid > 0 && cworker_idle_ok(w))
         return 0;
+    if (w->pid > 0) {
+        cworker_kill(p, w, "died while idle");
+        pthread_mutex_lock(&p->mu);
+        p->replaced++;
+        pthread_mutex_unlock(&p->mu);
+    }
     cella_err err;
     if (cworker_start(p, w, &err) == 0)
         return 0;
@@ -410,6 +417,21 @@ static bool tick_one(code_pool *p, int64_t now)
             cworker_release(p, w);
             return true;
         }
+    }
+    /* A worker that died while idle: the run it held is lost. */
+    for (unsigned i = 0; i < p->o.workers; i++) {
+        cworker *w = &p->w[i];
+        if (w->busy || w->pid <= 0 || cworker_idle_ok(w))
+            continue;
+        w->busy = true;
+        pthread_mutex_unlock(&p->mu);
+        cworker_kill(p, w, "died while idle");
+        pthread_mutex_lock(&p->mu);
+        p->replaced++;
+        if (w->resident)
+            bury(p, w->resident, true, "its worker died while the run was paused in it");
+        cworker_release(p, w);
+        return true;
     }
     /* Workers killed or crashed are replaced here when no request did it. */
     for (unsigned i = 0; i < p->o.workers; i++) {

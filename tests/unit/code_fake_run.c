@@ -125,7 +125,7 @@ static void step(code_run *r, code_step *st)
             }
             break;
         } else if (!strcmp(cmd, "raise")) {
-            snprintf(r->exc_type, sizeof(r->exc_type), "%s", a);
+            snprintf(r->exc_type, sizeof(r->exc_type), "%.63s", a);
             fail(r, st, r->exc_type, b, line);
             stopped = true;
             break;
@@ -211,8 +211,8 @@ void code_run_resume(code_run *r, const code_result *res, size_t n, code_step *s
         r->last = res[i].value_json ? strdup(res[i].value_json) : NULL;
         r->exc_type[0] = '\0';
         if (res[i].exc_type) {
-            snprintf(r->exc_type, sizeof(r->exc_type), "%s", res[i].exc_type);
-            snprintf(r->exc_msg, sizeof(r->exc_msg), "%s", res[i].exc_message);
+            snprintf(r->exc_type, sizeof(r->exc_type), "%.63s", res[i].exc_type);
+            snprintf(r->exc_msg, sizeof(r->exc_msg), "%.127s", res[i].exc_message);
         }
     }
     if (r->npending) {
