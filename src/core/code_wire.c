@@ -406,7 +406,7 @@ void code_wire_from_step(code_wire_msg *m, const code_step *st, bool done, uint6
         m->calls = cella_calloc(st->ncalls, sizeof(*m->calls));
         m->ncalls = st->ncalls;
         for (size_t i = 0; i < st->ncalls; i++) {
-            const code_call *c = &st->calls[i];
+            const code_hostcall *c = &st->calls[i];
             m->calls[i] = (code_wire_call){
                 c->id, wstr(c->function, c->function ? strlen(c->function) : 0),
                 wstr(c->args_json ? c->args_json : "[]", c->args_json ? strlen(c->args_json) : 2),

@@ -64,7 +64,7 @@ static void fail(code_run *r, code_step *st, const char *type, const char *msg, 
 
 static void add_call(code_run *r, code_step *st, const char *fn, const char *args)
 {
-    code_call *c = &st->calls[st->ncalls++];
+    code_hostcall *c = &st->calls[st->ncalls++];
     c->id = ++r->ncalls;
     c->function = strdup(fn);
     c->args_json = strdup(args);
@@ -100,14 +100,14 @@ static void step(code_run *r, code_step *st)
             out_add(r, t, strlen(t));
             out_add(r, "\n", 1);
         } else if (!strcmp(cmd, "call")) {
-            st->calls = calloc(1, sizeof(code_call));
+            st->calls = calloc(1, sizeof(code_hostcall));
             add_call(r, st, a, b[0] ? b : "[]");
             pending_out(r, st);
             stopped = true;
             break;
         } else if (!strcmp(cmd, "gather")) {
             int k = atoi(a);
-            st->calls = calloc((size_t)k, sizeof(code_call));
+            st->calls = calloc((size_t)k, sizeof(code_hostcall));
             for (int i = 0; i < k && i < 16; i++)
                 add_call(r, st, b, "[]");
             pending_out(r, st);

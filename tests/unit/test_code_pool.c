@@ -75,7 +75,7 @@ static void test_wire_resume_and_step(void **state)
     code_wire_msg_free(&d);
     cbuf_free(&b);
 
-    code_call calls[1] = {{5, "fetch", "[1, 2]", "{\"k\": 1}"}};
+    code_hostcall calls[1] = {{5, "fetch", "[1, 2]", "{\"k\": 1}"}};
     uint64_t pending[2] = {4, 5};
     code_step st = {.kind = CODE_STEP_CALL, .calls = calls, .ncalls = 1, .pending = pending,
                     .npending = 2, .out = "hello world", .out_len = 11, .duration_us = 12};
@@ -153,7 +153,7 @@ static void test_wire_malformed(void **state)
  * or fails cleanly (the sanitizer build checks "cleanly"). */
 static void test_wire_mutations(void **state)
 {
-    code_call calls[2] = {{1, "f", "[1]", "{}"}, {2, "g", "[]", "{\"a\":[]}"}};
+    code_hostcall calls[2] = {{1, "f", "[1]", "{}"}, {2, "g", "[]", "{\"a\":[]}"}};
     uint64_t pending[2] = {1, 2};
     code_step st = {.kind = CODE_STEP_CALL, .calls = calls, .ncalls = 2, .pending = pending,
                     .npending = 2, .out = "out", .out_len = 3};
