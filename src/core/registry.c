@@ -859,6 +859,8 @@ int core_open(const cella_config *cfg, core **out, cella_err *err)
         .as_bytes = (cfg->code_max_memory_mb << 20) + CODE_WORKER_AS_HEADROOM,
         .out_max = cfg->output_limit_bytes,
         .node_key = c->rt->sd.node_key,
+        /* tests only: a worker built with a fake interpreter */
+        .exe = getenv("CELLA_CODE_WORKER_EXE"),
     };
     if (code_pool_open(&co, &c->code, err) < 0)
         goto error;

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from conftest import CELLA
 from daemon import Daemon, tokens_file, wait_until
 
 A = "tok-alice-0123456789abcdef"
@@ -314,5 +315,129 @@ def test_expiry(tmp_path):
                            "results": [{"call_id": b["calls"][0]["call_id"], "value": 1}]})
         e = http_err(st, r, 404, "S500")
         assert "expired" in e["message"], e
+    finally:
+        d.close()
+
+
+# ---- the routes and the pool with a fake interpreter ---------------------------------
+# The daemon's workers are build/tests/test_code_fake_worker (CELLA_CODE_WORKER_EXE):
+# the real worker loop and seccomp filter around a fake interpreter whose programs
+# are commands, one per line (tests/unit/code_fake_run.c): call FN ARGS, gather N FN,
+# result JSON|$last, raise TYPE MSG, print TEXT, spin, crash, syscall.
+
+FAKE = os.path.join(os.path.dirname(os.path.abspath(CELLA)), "tests", "test_code_fake_worker")
+
+
+def fake_daemon(tmp, config="", tokens=None):
+    if not os.path.exists(FAKE):
+        pytest.skip(f"{FAKE} is not built")
+    cfg = write_config(tmp, "pool_size: 0\n" + config)
+    return Daemon(config=cfg, tokens=tokens, env={"CELLA_CODE_WORKER_EXE": FAKE}).start()
+
+
+@pytest.fixture(scope="module")
+def fd(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("codefake")
+    d = fake_daemon(tmp, "code_workers: 2\n", tokens=tokens_file(tmp, {A: "alice", B: "bob"}))
+    yield d
+    d.close()
+
+
+def test_fake_complete_and_error(fd):
+    b = ok_run(fd, {"code": "print hello\nresult {\"a\": [1, 2]}"})
+    assert b == {"status": "complete", "result": {"a": [1, 2]}, "stdout": "hello\n",
+                 "duration_us": 0}, b
+    b = ok_run(fd, {"code": "print x\nraise KeyError nope"})
+    assert b["status"] == "error" and b["stdout"] == "x\n", b
+    assert b["error"] == {"type": "KeyError", "message": "nope", "line": 2}
+    assert "run_id" not in b
+
+
+def test_fake_call_resume_and_tenants(fd):
+    b = ok_run(fd, {"code": "call fetch [1, {\"k\": null}]\nprint after\nresult $last",
+                    "inputs": {"x": {"$tuple": [1]}}})
+    assert b["status"] == "call", b
+    assert b["calls"] == [{"call_id": 1, "function": "fetch", "args": [1, {"k": None}],
+                           "kwargs": {}}]
+    assert b["pending"] == [1]
+    res = {"run_id": b["run_id"], "results": [{"call_id": 1, "value": {"$set": [1]}}]}
+    http_err(*resume(fd, res, token=B), 404, "S500")
+    http_err(*resume(fd, {"run_id": b["run_id"], "results": [{"call_id": 9, "value": 1}]}),
+             400, "S001")
+    st, r = resume(fd, res)
+    assert st == 200 and r == {"status": "complete", "result": {"$set": [1]},
+                               "stdout": "after\n", "duration_us": 0}, r
+    e = http_err(*resume(fd, res), 404, "S500")
+    assert "ended" in e["message"], e
+
+
+def test_fake_error_answer(fd):
+    b = ok_run(fd, {"code": "call f []\nresult $last"})
+    st, r = resume(fd, {"run_id": b["run_id"], "results": [
+        {"call_id": 1, "error": {"type": "PermissionError", "message": "denied"}}]})
+    assert st == 200 and r["status"] == "error", r
+    assert r["error"]["type"] == "PermissionError" and r["error"]["message"] == "denied"
+
+
+def test_fake_gather(fd):
+    b = ok_run(fd, {"code": "gather 3 f\nresult $last"})
+    assert [c["call_id"] for c in b["calls"]] == [1, 2, 3] and b["pending"] == [1, 2, 3]
+    st, r = resume(fd, {"run_id": b["run_id"], "results": [{"call_id": 3, "value": 3},
+                                                           {"call_id": 1, "value": 1}]})
+    assert st == 200 and r["status"] == "call" and r["calls"] == [] and r["pending"] == [2], r
+    http_err(*resume(fd, {"run_id": b["run_id"], "results": [{"call_id": 1, "value": 1}]}),
+             400, "S001")
+    st, r = resume(fd, {"run_id": b["run_id"], "results": [{"call_id": 2, "value": "two"}]})
+    assert r["status"] == "complete" and r["result"] == "two", r
+
+
+def test_fake_crash_and_forbidden_syscall(fd):
+    for code in ("crash", "syscall\nresult 1"):
+        b = ok_run(fd, {"code": code})
+        assert b["status"] == "error" and b["error"]["type"] == "InternalError", b
+    assert ok_run(fd, {"code": "result 7"})["result"] == 7
+    assert fd.get("/healthz")[0] == 200
+
+
+def test_fake_timeout(fd):
+    t0 = time.time()
+    b = ok_run(fd, {"code": "spin", "limits": {"max_time_ms": 300}})
+    assert b["status"] == "error" and b["error"]["type"] == "TimeoutError", b
+    assert time.time() - t0 < 10
+    assert ok_run(fd, {"code": "result 1"})["result"] == 1
+
+
+def test_fake_worker_killed_mid_run(fd):
+    box = {}
+    t = threading.Thread(target=lambda: box.setdefault(
+        "a", run(fd, {"code": "spin", "limits": {"max_time_ms": 20000}})))
+    t.start()
+    time.sleep(0.5)
+    before = worker_pids(fd)
+    for pid in before:
+        os.kill(pid, signal.SIGKILL)
+    t.join(60)
+    st, b = box["a"]
+    assert st == 200 and b["error"]["type"] == "InternalError", b
+    wait_until(lambda: len(worker_pids(fd)) == 2 and not set(worker_pids(fd)) & set(before),
+               limit=30)
+    assert ok_run(fd, {"code": "result 2"})["result"] == 2
+
+
+def test_fake_run_moves_between_workers_and_expires(tmp_path):
+    d = fake_daemon(tmp_path, "code_workers: 1\ncode_run_ttl_secs: 2\n")
+    try:
+        b = ok_run(d, {"code": "call f []\nprint resumed\nresult $last"})
+        # The only worker is needed: the paused run is dumped into the daemon.
+        assert ok_run(d, {"code": "result 3"})["result"] == 3
+        st, r = resume(d, {"run_id": b["run_id"], "results": [{"call_id": 1, "value": 5}]})
+        assert st == 200 and r["result"] == 5 and r["stdout"] == "resumed\n", r
+        b = ok_run(d, {"code": "call f []\nresult $last"})
+        time.sleep(3.5)
+        e = http_err(*resume(d, {"run_id": b["run_id"],
+                                 "results": [{"call_id": 1, "value": 5}]}), 404, "S500")
+        assert "expired" in e["message"], e
+        st, m = d.get("/metrics")
+        assert "cella_code_workers_replaced_total" in m
     finally:
         d.close()
