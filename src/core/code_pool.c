@@ -101,9 +101,10 @@ int cworker_start(code_pool *p, cworker *w, cella_err *err)
     posix_spawnattr_setsigdefault(&at, &all);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                       POSIX_SPAWN_SETSID);
-    char asb[32];
+    char asb[32], ppid[16];
     snprintf(asb, sizeof(asb), "%llu", (unsigned long long)p->o.as_bytes);
-    char *argv[] = {"cella", "code-worker", "--as-bytes", asb, NULL};
+    snprintf(ppid, sizeof(ppid), "%d", (int)getpid());
+    char *argv[] = {"cella", "code-worker", "--as-bytes", asb, "--ppid", ppid, NULL};
     char *envb[8];
     pid_t pid;
     int rc = posix_spawn(&pid, p->exe, &fa, &at, argv, worker_env(envb, 8));
@@ -235,23 +236,33 @@ static struct timespec abs_ms(int64_t ms)
     return ts;
 }
 
+/* Under mu. A dead idle worker is left to the pool's thread (woken). */
 static cworker *pick(code_pool *p, prun **evict)
 {
     *evict = NULL;
-    for (unsigned i = 0; i < p->o.workers; i++)
-        if (!p->w[i].busy && p->w[i].pid > 0 && !p->w[i].resident)
-            return &p->w[i];
+    bool dead = false;
     for (unsigned i = 0; i < p->o.workers; i++) {
         cworker *w = &p->w[i];
-        if (!w->busy && w->pid > 0 && w->resident && w->resident->st == PR_RESIDENT) {
-            *evict = w->resident;
-            (*evict)->st = PR_MOVING;
+        if (w->busy || w->resident)
+            continue;
+        if (cworker_idle_ok(w))
             return w;
-        }
+        dead = true;
     }
-    for (unsigned i = 0; i < p->o.workers; i++)
-        if (!p->w[i].busy && p->w[i].pid <= 0)
-            return &p->w[i];
+    for (unsigned i = 0; i < p->o.workers; i++) {
+        cworker *w = &p->w[i];
+        if (w->busy || !w->resident || w->resident->st != PR_RESIDENT)
+            continue;
+        if (!cworker_idle_ok(w)) {
+            dead = true;
+            continue;
+        }
+        *evict = w->resident;
+        (*evict)->st = PR_MOVING;
+        return w;
+    }
+    if (dead)
+        pthread_cond_broadcast(&p->cv);
     return NULL;
 }
 
@@ -269,6 +280,16 @@ int cworker_acquire(code_pool *p, cworker **out, prun **evict, core_error *e)
             if (queued)
                 p->waiting--;
             return 0;
+        }
+        /* Nothing running and nothing starting: say why rather than wait. */
+        bool any = false;
+        for (unsigned i = 0; i < p->o.workers && !any; i++)
+            any = p->w[i].pid > 0 || p->w[i].busy;
+        if (!any && p->start_failing) {
+            if (queued)
+                p->waiting--;
+            return core_fail(e, S302, "internal error: no code worker can be started: %s",
+                             p->start_err);
         }
         if (!queued) {
             if (p->waiting >= p->o.queue_max)
@@ -312,14 +333,17 @@ int code_pool_open(const code_pool_opts *o, code_pool **out, cella_err *err)
         p->w[i].fd = -1;
         cbuf_init(&p->w[i].io);
     }
-    for (unsigned i = 0; i < p->o.workers; i++)
-        if (cworker_start(p, &p->w[i], err) < 0)
-            goto error;
     if (pthread_create(&p->thread, NULL, code_pool_thread, p) != 0) {
         cella_err_set(err, errno, "start the code pool's thread");
         goto error;
     }
     p->thread_started = true;
+    /* The thread starts the workers. One that cannot start is logged and
+     * retried, and requests are answered S302 with why; sandboxes work on. */
+    pthread_mutex_lock(&p->mu);
+    while (!p->started_once)
+        pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
     *out = p;
     return 0;
 error:

@@ -34,6 +34,7 @@ typedef struct cworker {
     prun *resident;               /* a paused run held in it */
     uint32_t next_handle;
     cbuf io;                      /* frames out (the owner's) */
+    int64_t retry_ns;             /* a failed start is retried after this (monotonic) */
 } cworker;
 
 typedef enum prun_state {
@@ -79,6 +80,9 @@ struct code_pool {
     uint64_t dumped_bytes;
     uint64_t replaced;
     bool draining, closing;
+    bool started_once;            /* the pool's thread tried every worker once */
+    bool start_failing;           /* the last start failed (start_err says why) */
+    char start_err[256];
     pthread_t thread;
     bool thread_started;
 };
@@ -90,7 +94,13 @@ typedef enum wtalk {
     WT_CRASHED = -2,              /* the socket ended or the framing broke: killed */
 } wtalk;
 
-/* code_pool.c. The caller owns w (busy) for all of these. */
+/* A failed start is retried after this long. */
+#define CODE_POOL_RETRY_MS 5000
+
+/* code_pool.c. The caller owns w (busy) for all of these. Only the pool's
+ * thread starts workers: a worker asks for SIGKILL when the thread that
+ * created it ends (PR_SET_PDEATHSIG), so none outlives the daemon, and the
+ * HTTP server's threads end with their connections. */
 int cworker_start(code_pool *p, cworker *w, cella_err *err);
 void cworker_kill(code_pool *p, cworker *w, const char *why);
 /* An idle worker never speaks first: anything to read on its socket (its
@@ -101,8 +111,9 @@ bool cworker_idle_ok(const cworker *w);
 wtalk cworker_talk(code_pool *p, cworker *w, const code_wire_msg *req, code_answer *a,
                    int64_t deadline);
 /* A worker for a request (under mu): idle and empty first, then idle
- * with a run to move out (*evict, now MOVING), then a stopped one to start.
- * Waits in the queue; -1 with e when it may not. */
+ * with a run to move out (*evict, now MOVING). Stopped workers are started
+ * by the pool's thread only (see cworker_start). Waits in the queue; -1
+ * with e when it may not. */
 int cworker_acquire(code_pool *p, cworker **out, prun **evict, core_error *e);
 /* Gives w back (under mu). */
 void cworker_release(code_pool *p, cworker *w);

@@ -145,25 +145,6 @@ void prun_evict(code_pool *p, prun *r)
     evict(p, r, true);
 }
 
-/* Makes sure w (owned, and holding no run) runs; -1 with e when it cannot
- * be started. */
-static int ensure_started(code_pool *p, cworker *w, core_error *e)
-{
-    if (w->pid > 0 && cworker_idle_ok(w))
-        return 0;
-    if (w->pid > 0) {
-        cworker_kill(p, w, "died while idle");
-        pthread_mutex_lock(&p->mu);
-        p->replaced++;
-        pthread_mutex_unlock(&p->mu);
-    }
-    cella_err err;
-    if (cworker_start(p, w, &err) == 0)
-        return 0;
-    log_error("event=code_worker_start_failed worker=%u error=\"%s\"", w->idx, err.msg);
-    return core_fail(e, S302, "internal error: a code worker could not be started: %s", err.msg);
-}
-
 /* The end of a step in w (owned): the answer for the caller, the run's new
  * state, and w given back. r is the run resumed, or NULL for a new run. */
 static int finish(code_pool *p, cworker *w, prun *r, const char *tenant, uint32_t handle,
@@ -249,12 +230,6 @@ int code_pool_run(code_pool *p, const char *tenant, const code_pool_run_req *req
         return -1;
     if (ev)
         evict(p, ev, true);
-    if (ensure_started(p, w, e) < 0) {
-        pthread_mutex_lock(&p->mu);
-        cworker_release(p, w);
-        pthread_mutex_unlock(&p->mu);
-        return -1;
-    }
     code_wire_msg q = {
         .type = CW_RUN,
         .handle = next_handle(w),
@@ -350,13 +325,6 @@ int code_pool_resume(code_pool *p, const char *tenant, const char *run_id,
         evict(p, ev, true);
     uint32_t handle = r->handle;
     if (loaded) {
-        if (ensure_started(p, w, e) < 0) {
-            pthread_mutex_lock(&p->mu);
-            r->st = PR_DUMPED;
-            cworker_release(p, w);
-            pthread_mutex_unlock(&p->mu);
-            return -1;
-        }
         handle = next_handle(w);
         code_wire_msg q = {.type = CW_LOAD, .handle = handle, .bytes = {r->dump, r->dump_len},
                            .out_max = p->o.out_max};
@@ -433,19 +401,25 @@ static bool tick_one(code_pool *p, int64_t now)
         cworker_release(p, w);
         return true;
     }
-    /* Workers killed or crashed are replaced here when no request did it. */
+    /* Workers killed or crashed are started again here, and only here. */
     for (unsigned i = 0; i < p->o.workers; i++) {
         cworker *w = &p->w[i];
-        if (w->busy || w->pid > 0 || p->closing)
+        if (w->busy || w->pid > 0 || p->closing || now < w->retry_ns)
             continue;
         w->busy = true;
         pthread_mutex_unlock(&p->mu);
         cella_err err;
-        if (cworker_start(p, w, &err) < 0)
+        int rc = cworker_start(p, w, &err);
+        if (rc < 0)
             log_error("event=code_worker_start_failed worker=%u error=\"%s\"", w->idx, err.msg);
         pthread_mutex_lock(&p->mu);
+        p->start_failing = rc < 0;
+        if (rc < 0) {
+            snprintf(p->start_err, sizeof(p->start_err), "%.255s", err.msg);
+            w->retry_ns = now + (int64_t)CODE_POOL_RETRY_MS * 1000000;
+        }
         cworker_release(p, w);
-        return w->pid > 0;        /* a failed start is retried at the next tick */
+        return true;
     }
     return false;
 }
@@ -462,9 +436,13 @@ void *code_pool_thread(void *arg)
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000;
         }
-        pthread_cond_timedwait(&p->cv, &p->mu, &ts);
         for (int guard = 0; guard < 1000 && !p->closing && tick_one(p, clock_now_ns()); guard++)
             ;
+        if (!p->started_once) {
+            p->started_once = true;
+            pthread_cond_broadcast(&p->cv);
+        }
+        pthread_cond_timedwait(&p->cv, &p->mu, &ts);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;

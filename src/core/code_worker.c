@@ -210,7 +210,7 @@ static int set_limit(int res, rlim_t v, cella_err *err)
     return 0;
 }
 
-static int confine(uint64_t as_bytes, cella_err *err)
+static int confine(uint64_t as_bytes, pid_t ppid, cella_err *err)
 {
     /* Nothing of the daemon's survives but the socket: its stdio (the
      * daemon's log) included. */
@@ -238,6 +238,13 @@ static int confine(uint64_t as_bytes, cella_err *err)
             setresuid(CODE_WORKER_UID, CODE_WORKER_UID, CODE_WORKER_UID) < 0)
             return cella_err_set(err, errno, "drop root");
     }
+    /* Dies with the daemon's pool thread, which started it: a worker stuck
+     * in a loop must not outlive the daemon. After the identity change,
+     * which clears it; then the parent is checked, in case it died first. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        return cella_err_set(err, errno, "PR_SET_PDEATHSIG");
+    if (ppid && getppid() != ppid)
+        return cella_err_set(err, 0, "the daemon is gone");
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         return cella_err_set(err, errno, "PR_SET_NO_NEW_PRIVS");
     /* No core dumps, no ptrace by other processes of the same uid. */
@@ -255,9 +262,12 @@ static int confine(uint64_t as_bytes, cella_err *err)
 int code_worker_main(int argc, char **argv)
 {
     uint64_t as_bytes = 0;
+    pid_t ppid = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--as-bytes") && i + 1 < argc)
             as_bytes = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--ppid") && i + 1 < argc)
+            ppid = (pid_t)atoi(argv[++i]);
         else {
             fprintf(stderr, "cella code-worker: unknown argument '%s'\n", argv[i]);
             return 2;
@@ -273,7 +283,7 @@ int code_worker_main(int argc, char **argv)
     cbuf_init(&w->in);
     cbuf_init(&w->out);
     cella_err err;
-    if (confine(as_bytes, &err) < 0) {
+    if (confine(as_bytes, ppid, &err) < 0) {
         /* Unconfined, it must not serve: say why (the daemon logs it). */
         send_fail(w, "InternalError", err.msg);
         _exit(1);

@@ -21,7 +21,8 @@
  * one is what the pool uses). */
 #define CODE_WORKER_MAX_RUNS 64
 
-/* argv: ["--as-bytes", N] (RLIMIT_AS; 0 or absent: none). Returns the exit
+/* argv: ["--as-bytes", N] (RLIMIT_AS; 0 or absent: none), ["--ppid", P]
+ * (the daemon: the worker exits if it is not its parent). Returns the exit
  * status; under the filter it ends with _exit. */
 int code_worker_main(int argc, char **argv);
 

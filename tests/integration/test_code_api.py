@@ -441,3 +441,26 @@ def test_fake_run_moves_between_workers_and_expires(tmp_path):
         assert "cella_code_workers_replaced_total" in m
     finally:
         d.close()
+
+
+def test_fake_workers_die_with_the_daemon(tmp_path):
+    """A daemon killed outright takes its workers along, even one stuck in a
+    step (they ask for SIGKILL when the daemon's pool thread ends)."""
+    d = fake_daemon(tmp_path, "code_workers: 2\n")
+    def spin():
+        try:
+            run(d, {"code": "spin", "limits": {"max_time_ms": 30000}})
+        except OSError:
+            pass                  # the daemon is killed under it
+
+    threading.Thread(target=spin, daemon=True).start()
+    time.sleep(0.5)
+    pids = worker_pids(d)
+    assert len(pids) == 2
+    d.kill()
+    def gone():
+        return all(not os.path.exists(f"/proc/{p}") or
+                   open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+                   for p in pids)
+    wait_until(gone, limit=10)
+    d.close()

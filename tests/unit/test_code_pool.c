@@ -535,6 +535,24 @@ static void test_pool_limits(void **state)
     code_pool_close(p);
 }
 
+/* Workers that cannot start: requests hear why (S302) at once, not after
+ * the queue's wait. */
+static void test_pool_cannot_start(void **state)
+{
+    code_pool_opts o = {.exe = "/nonexistent/cella", .workers = 1, .queue_max = 8,
+                        .max_paused = 1, .ttl_ms = 1000, .resident_ms = 1000};
+    code_pool *p = NULL;
+    cella_err err;
+    assert_int_equal(code_pool_open(&o, &p, &err), 0);
+    code_answer a;
+    core_error e;
+    assert_int_equal(run(p, "t", "result 1", 1000, &a, &e), -1);
+    assert_int_equal(e.code, S302);
+    assert_non_null(strstr(e.message, "no code worker can be started"));
+    code_answer_free(&a);
+    code_pool_close(p);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -552,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_pool_timeout),
         cmocka_unit_test(test_pool_idle_worker_killed),
         cmocka_unit_test(test_pool_limits),
+        cmocka_unit_test(test_pool_cannot_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
