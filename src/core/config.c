@@ -129,7 +129,7 @@ void config_init(cella_config *c)
     c->code_queue_max = 64;
     c->code_max_paused_runs = 256;
     c->code_run_ttl_secs = 300;
-    c->code_resident_secs = 10;
+    c->code_resident_secs = 60;
     c->code_max_time_ms = 60000;
     c->code_max_memory_mb = 1024;
 }
