@@ -162,7 +162,8 @@ static json_t *load_value(code_wire_str s)
 {
     if (!s.p)
         return NULL;
-    return json_loadb(s.p, s.n, JSON_DECODE_ANY, NULL);
+    /* A Python str may hold NUL ("\\u0000" in JSON). */
+    return json_loadb(s.p, s.n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 }
 
 static json_t *answer_json(const code_answer *a)

@@ -353,6 +353,11 @@ def test_fake_complete_and_error(fd):
     assert "run_id" not in b
 
 
+def test_fake_result_with_nul(fd):
+    b = ok_run(fd, {"code": 'result {"s": "a\\u0000b"}'})
+    assert b["status"] == "complete" and b["result"] == {"s": "a\0b"}, b
+
+
 def test_fake_call_resume_and_tenants(fd):
     b = ok_run(fd, {"code": "call fetch [1, {\"k\": null}]\nprint after\nresult $last",
                     "inputs": {"x": {"$tuple": [1]}}})
