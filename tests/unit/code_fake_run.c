@@ -9,6 +9,7 @@
  *   result JSON       completes with JSON; "result $last" with the last answer
  *   raise TYPE MSG    ends with that exception
  *   spin              loops for ever (the pool's deadline must kill it)
+ *   busy MS           loops for MS milliseconds
  *   crash             writes through NULL (SIGSEGV)
  *   syscall           calls getppid (the seccomp filter must kill it)
  *   exec              maps executable memory (the filter must refuse it)
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "code/code_run.h"
@@ -132,6 +134,13 @@ static void step(code_run *r, code_step *st)
         } else if (!strcmp(cmd, "spin")) {
             for (volatile unsigned long i = 0;; i++)
                 ;
+        } else if (!strcmp(cmd, "busy")) {
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            do
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+            while ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 <
+                   atol(a));
         } else if (!strcmp(cmd, "crash")) {
             raise(SIGSEGV);
         } else if (!strcmp(cmd, "syscall")) {

@@ -535,6 +535,126 @@ static void test_pool_limits(void **state)
     code_pool_close(p);
 }
 
+typedef struct stress_arg {
+    code_pool *p;
+    int idx;
+    int failures;
+    char why[600];
+} stress_arg;
+
+/* Each thread pauses runs and resumes them later, out of order, while the
+ * others do the same: with two workers, runs are dumped and loaded all the
+ * time. Every answer must be the right one. */
+static void *stress_thread(void *arg)
+{
+    stress_arg *s = arg;
+    char tenant[16];
+    snprintf(tenant, sizeof(tenant), "t%d", s->idx % 3);
+    for (int round = 0; round < 10; round++) {
+        char ids[3][64];
+        for (int k = 0; k < 3; k++) {
+            char code[64];
+            snprintf(code, sizeof(code), "call f [%d]\nresult $last", k);
+            code_answer a;
+            core_error e;
+            if (run(s->p, tenant, code, 2000, &a, &e) < 0 || a.m.kind != CODE_STEP_CALL) {
+                snprintf(s->why, sizeof(s->why), "run: %.500s", e.message);
+                s->failures++;
+                ids[k][0] = '\0';
+            } else {
+                snprintf(ids[k], sizeof(ids[k]), "%s", a.run_id);
+            }
+            code_answer_free(&a);
+        }
+        for (int k = 2; k >= 0; k--) {
+            if (!ids[k][0])
+                continue;
+            char v[32];
+            snprintf(v, sizeof(v), "%d", s->idx * 100 + k);
+            code_answer a;
+            core_error e;
+            if (resume1(s->p, tenant, ids[k], 1, v, &a, &e) < 0) {
+                snprintf(s->why, sizeof(s->why), "resume: %.500s", e.message);
+                s->failures++;
+            } else if (a.m.kind != CODE_STEP_COMPLETE || strcmp(a.m.result_json.p, v) != 0) {
+                snprintf(s->why, sizeof(s->why), "resume answered %.500s", a.m.result_json.p ? a.m.result_json.p : a.m.err_msg.p);
+                s->failures++;
+            }
+            code_answer_free(&a);
+        }
+    }
+    return NULL;
+}
+
+static void test_pool_stress(void **state)
+{
+    code_pool *p = open_pool(2, 64, 256, 60000, 50);
+    stress_arg args[8];
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) {
+        args[i] = (stress_arg){.p = p, .idx = i};
+        assert_int_equal(pthread_create(&th[i], NULL, stress_thread, &args[i]), 0);
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        if (args[i].failures)
+            fail_msg("thread %d: %d failures, the last: %s", i, args[i].failures, args[i].why);
+    }
+    code_pool_stats st;
+    code_pool_get_stats(p, &st);
+    assert_int_equal(st.runs_dumped + st.runs_resident, 0);
+    assert_int_equal(st.dumped_bytes, 0);
+    assert_int_equal(st.workers_replaced, 0);
+    code_pool_close(p);
+}
+
+/* Two resumes of one run at once: one answers, the other is S501 (or, if
+ * it came second, S500: the run had ended). */
+typedef struct race_arg {
+    code_pool *p;
+    const char *id;
+    int rc;
+    core_code code;
+} race_arg;
+
+static void *race_thread(void *arg)
+{
+    race_arg *r = arg;
+    code_answer a;
+    core_error e = {0};
+    r->rc = resume1(r->p, "t", r->id, 1, "1", &a, &e);
+    r->code = r->rc < 0 ? e.code : S_OK;
+    code_answer_free(&a);
+    return NULL;
+}
+
+static void test_pool_concurrent_resume(void **state)
+{
+    code_pool *p = open_pool(2, 8, 16, 60000, 60000);
+    int busy = 0;
+    for (int i = 0; i < 20; i++) {
+        code_answer a;
+        core_error e;
+        assert_int_equal(run(p, "t", "call f []\nbusy 50\nresult 1", 1000, &a, &e), 0);
+        char id[64];
+        snprintf(id, sizeof(id), "%s", a.run_id);
+        code_answer_free(&a);
+        race_arg r[2] = {{p, id, 0, S_OK}, {p, id, 0, S_OK}};
+        pthread_t th[2];
+        for (int k = 0; k < 2; k++)
+            pthread_create(&th[k], NULL, race_thread, &r[k]);
+        for (int k = 0; k < 2; k++)
+            pthread_join(th[k], NULL);
+        int ok = (r[0].rc == 0) + (r[1].rc == 0);
+        assert_int_equal(ok, 1);
+        core_code other = r[0].rc == 0 ? r[1].code : r[0].code;
+        assert_true(other == S501 || other == S500);
+        busy += other == S501;
+    }
+    assert_true(busy > 0);
+    code_pool_close(p);
+}
+
 /* Workers that cannot start: requests hear why (S302) at once, not after
  * the queue's wait. */
 static void test_pool_cannot_start(void **state)
@@ -571,6 +691,8 @@ int main(void)
         cmocka_unit_test(test_pool_idle_worker_killed),
         cmocka_unit_test(test_pool_limits),
         cmocka_unit_test(test_pool_cannot_start),
+        cmocka_unit_test(test_pool_stress),
+        cmocka_unit_test(test_pool_concurrent_resume),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
