@@ -21,6 +21,10 @@
 #define CODE_API_MAX_DEPTH 100000u
 #define CODE_API_MAX_CALLS 1000000u
 #define CODE_API_MAX_NESTING 1000u
+/* How deep a value (an input, a call's answer, a result) may nest. jansson
+ * recurses to write and read JSON, on an HTTP thread's 512 KiB stack; a
+ * value a few thousand levels deep would overflow it. */
+#define CODE_API_MAX_VALUE_DEPTH 256
 
 static bool is_identifier(const char *s)
 {
@@ -31,6 +35,53 @@ static bool is_identifier(const char *s)
               *s == '_'))
             return false;
     return true;
+}
+
+/* Whether v nests deeper than left levels (recursion bounded by left). */
+static bool too_deep(json_t *v, int left)
+{
+    if (!json_is_array(v) && !json_is_object(v))
+        return false;
+    if (left == 0)
+        return true;
+    size_t i;
+    const char *k;
+    json_t *x;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, x)
+            if (too_deep(x, left - 1))
+                return true;
+    } else {
+        json_object_foreach(v, k, x)
+            if (too_deep(x, left - 1))
+                return true;
+    }
+    return false;
+}
+
+/* The same for JSON text, before jansson parses it: brackets outside
+ * strings. */
+static bool text_too_deep(const char *s, size_t n, int max)
+{
+    int depth = 0;
+    bool in_str = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > max)
+                return true;
+        } else if (c == ']' || c == '}') {
+            depth--;
+        }
+    }
+    return false;
 }
 
 /* Any JSON value as compact text (malloc'd, free()). */
@@ -126,6 +177,9 @@ static int decode_run(http_ctx *c, json_t *j, run_in *x, core_error *e)
             if (!is_identifier(name))
                 return core_fail(e, S001, "invalid request: inputs key '%.80s' is not a Python "
                                  "identifier", name);
+            if (too_deep(v, CODE_API_MAX_VALUE_DEPTH))
+                return core_fail(e, S001, "invalid request: inputs.%.80s nests deeper than %d "
+                                 "levels", name, CODE_API_MAX_VALUE_DEPTH);
             char *text = dump_value(v);
             if (!text)
                 return core_fail(e, S001, "invalid request: inputs.%.80s cannot be encoded", name);
@@ -157,10 +211,10 @@ static int decode_run(http_ctx *c, json_t *j, run_in *x, core_error *e)
 }
 
 /* A JSON text from the worker as a value; NULL when it is not JSON (a
- * worker bug: the caller answers an InternalError). */
+ * worker bug) or nests too deeply: the caller answers an error. */
 static json_t *load_value(code_wire_str s)
 {
-    if (!s.p)
+    if (!s.p || text_too_deep(s.p, s.n, CODE_API_MAX_VALUE_DEPTH))
         return NULL;
     /* A Python str may hold NUL ("\\u0000" in JSON). */
     return json_loadb(s.p, s.n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
@@ -177,8 +231,9 @@ static json_t *answer_json(const code_answer *a)
             json_object_set_new(o, "status", json_string("complete"));
             json_object_set_new(o, "result", v);
         } else {
-            err = json_pack("{s:s, s:s, s:n}", "type", "InternalError", "message",
-                            "the code worker's result is not JSON", "line");
+            err = json_pack("{s:s, s:s, s:n}", "type", "ValueError", "message",
+                            "the result cannot be sent: it nests deeper than 256 levels, or "
+                            "is not JSON", "line");
         }
     } else if (m->kind == CODE_STEP_CALL) {
         json_t *calls = json_array();
@@ -188,8 +243,9 @@ static json_t *answer_json(const code_answer *a)
             if (!json_is_array(args) || !json_is_object(kwargs)) {
                 json_decref(args);
                 json_decref(kwargs);
-                err = json_pack("{s:s, s:s, s:n}", "type", "InternalError", "message",
-                                "the code worker's call arguments are not JSON", "line");
+                err = json_pack("{s:s, s:s, s:n}", "type", "ValueError", "message",
+                                "a call's arguments cannot be sent: they nest deeper than 256 "
+                                "levels, or are not JSON", "line");
                 break;
             }
             cbuf name;
@@ -297,6 +353,9 @@ static int decode_result(json_t *v, size_t i, code_result *r, core_error *e)
         return core_fail(e, S001, "invalid request: %s needs exactly one of 'value' and "
                          "'error'", key);
     if (val) {
+        if (too_deep(val, CODE_API_MAX_VALUE_DEPTH))
+            return core_fail(e, S001, "invalid request: %s.value nests deeper than %d levels",
+                             key, CODE_API_MAX_VALUE_DEPTH);
         /* null is a value here: Python's None. */
         if (!(r->value_json = dump_value(val)))
             return core_fail(e, S001, "invalid request: %s.value cannot be encoded", key);

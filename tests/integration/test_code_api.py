@@ -358,6 +358,32 @@ def test_fake_result_with_nul(fd):
     assert b["status"] == "complete" and b["result"] == {"s": "a\0b"}, b
 
 
+def test_fake_deep_values(fd):
+    """Values nest at most 256 levels: deeper ones are refused before the
+    daemon's JSON library recurses on them (a few thousand levels would
+    overflow an HTTP thread's stack)."""
+    def deep(n):
+        return "[" * n + "]" * n
+    for n in (300, 2040, 100000):
+        st, b = fd.request("POST", "/v1/code/run", token=A,
+                           raw='{"code": "result 1", "inputs": {"v": ' + deep(n) + '}}')
+        if n > 2040:
+            http_err(st, b, 400, "S001")      # past jansson's own parsing limit
+        else:
+            e = http_err(st, b, 400, "S001")
+            assert "nests deeper than 256" in e["message"], e
+    assert ok_run(fd, {"code": "result 1", "inputs": {"v": [[[[1]]]]}})["result"] == 1
+    b = ok_run(fd, {"code": "result " + deep(200)})
+    assert b["status"] == "complete", b
+    b = ok_run(fd, {"code": "result " + deep(300)})
+    assert b["status"] == "error" and b["error"]["type"] == "ValueError", b
+    b = ok_run(fd, {"code": "call f []\nresult $last"})
+    st, r = fd.request("POST", "/v1/code/resume", token=A, raw=(
+        '{"run_id": "%s", "results": [{"call_id": 1, "value": %s}]}' % (b["run_id"], deep(2040))))
+    http_err(st, r, 400, "S001")
+    assert fd.get("/healthz")[0] == 200
+
+
 def test_fake_call_resume_and_tenants(fd):
     b = ok_run(fd, {"code": "call fetch [1, {\"k\": null}]\nprint after\nresult $last",
                     "inputs": {"x": {"$tuple": [1]}}})

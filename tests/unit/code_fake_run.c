@@ -93,8 +93,8 @@ static void step(code_run *r, code_step *st)
         const char *l = r->src + r->pc;
         size_t n = strcspn(l, "\n");
         char cmd[64] = "", a[256] = "", b[256] = "";
-        char buf[600];
-        snprintf(buf, sizeof(buf), "%.*s", (int)(n < 599 ? n : 599), l);
+        char buf[8192];
+        snprintf(buf, sizeof(buf), "%.*s", (int)(n < sizeof(buf) - 1 ? n : sizeof(buf) - 1), l);
         sscanf(buf, "%63s %255s %255[^\n]", cmd, a, b);
         r->pc += n + (l[n] == '\n');
         if (!strcmp(cmd, "print")) {
