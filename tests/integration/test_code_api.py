@@ -293,13 +293,22 @@ def test_worker_killed(d):
     assert d.get("/healthz")[0] == 200
 
 
+def worker_status(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
+
+
 def test_workers_are_confined(d):
+    # A worker replaced by an earlier test may still be starting (not yet
+    # serving): wait until every one has confined itself.
+    wait_until(lambda: len(worker_pids(d)) == 2 and all(
+        worker_status(p)["Seccomp"].strip() == "2" for p in worker_pids(d)), limit=30)
     for pid in worker_pids(d):
-        with open(f"/proc/{pid}/status") as f:
-            status = dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
+        status = worker_status(pid)
         assert status["Seccomp"].strip() == "2", status
         assert status["NoNewPrivs"].strip() == "1"
         assert status["Uid"].split()[0] != "0"
+        assert status["CapEff"].strip("0\t ") == "", status
         assert sorted(os.listdir(f"/proc/{pid}/fd")) == ["3"]
 
 
