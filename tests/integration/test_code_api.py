@@ -294,15 +294,18 @@ def test_worker_killed(d):
 
 
 def worker_status(pid):
-    with open(f"/proc/{pid}/status") as f:
-        return dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
+    except OSError:
+        return {}                 # it ended while we looked
 
 
 def test_workers_are_confined(d):
     # A worker replaced by an earlier test may still be starting (not yet
     # serving): wait until every one has confined itself.
     wait_until(lambda: len(worker_pids(d)) == 2 and all(
-        worker_status(p)["Seccomp"].strip() == "2" for p in worker_pids(d)), limit=30)
+        worker_status(p).get("Seccomp", "").strip() == "2" for p in worker_pids(d)), limit=30)
     for pid in worker_pids(d):
         status = worker_status(pid)
         assert status["Seccomp"].strip() == "2", status
