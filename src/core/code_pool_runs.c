@@ -150,9 +150,13 @@ void prun_evict(code_pool *p, prun *r)
 static int finish(code_pool *p, cworker *w, prun *r, const char *tenant, uint32_t handle,
                   uint64_t max_time_us, wtalk t, code_answer *a, core_error *e)
 {
-    if (t == WT_OK && a->m.type == CW_FAIL)
-        code_answer_error(a, "InternalError", "the code worker refused the request: %s",
+    if (t == WT_OK && a->m.type == CW_FAIL) {
+        /* MemoryError: a step too big for a frame; else the worker refused. */
+        bool mem = a->m.err_type.p && !strcmp(a->m.err_type.p, "MemoryError");
+        code_answer_error(a, mem ? "MemoryError" : "InternalError", "%s%s",
+                          mem ? "" : "the code worker refused the request: ",
                           a->m.err_msg.p ? a->m.err_msg.p : "?");
+    }
     else if (t == WT_OK && a->m.type != CW_STEP) {
         cworker_kill(p, w, "answered out of turn");
         t = WT_CRASHED;

@@ -48,11 +48,14 @@ static void drop(worker *w, wrun *x)
     *x = w->runs[--w->n];
 }
 
-/* Sends m; a daemon that went away ends the worker. */
-static void send_msg(worker *w, const code_wire_msg *m)
+/* Sends m; a daemon that went away ends the worker. False when m was too
+ * big to send and a FAIL went instead. */
+static bool send_msg(worker *w, const code_wire_msg *m)
 {
+    bool sent = true;
     cbuf_reset(&w->out);
     if (code_wire_encode(m, &w->out) < 0) {
+        sent = false;
         /* Too big to send (a result or output past the frame limit): the
          * step becomes an error the caller can read. */
         code_wire_msg f = {.type = CW_FAIL};
@@ -64,6 +67,7 @@ static void send_msg(worker *w, const code_wire_msg *m)
     }
     if (code_wire_write(CODE_WORKER_FD, &w->out) < 0)
         _exit(0);
+    return sent;
 }
 
 static void send_fail(worker *w, const char *type, const char *msg)
@@ -71,7 +75,7 @@ static void send_fail(worker *w, const char *type, const char *msg)
     code_wire_msg f = {.type = CW_FAIL};
     f.err_type = (code_wire_str){type, strlen(type)};
     f.err_msg = (code_wire_str){msg, strlen(msg)};
-    send_msg(w, &f);
+    (void)send_msg(w, &f);
 }
 
 static void send_error_step(worker *w, const code_error *e)
@@ -79,7 +83,7 @@ static void send_error_step(worker *w, const code_error *e)
     code_step st = {.kind = CODE_STEP_ERROR, .error = *e};
     code_wire_msg m;
     code_wire_from_step(&m, &st, true, 0);
-    send_msg(w, &m);
+    (void)send_msg(w, &m);
     code_wire_msg_free(&m);
 }
 
@@ -89,7 +93,9 @@ static void send_step(worker *w, const code_wire_msg *req, code_run *r, code_ste
     bool done = code_run_done(r);
     code_wire_msg m;
     code_wire_from_step(&m, st, done, req->out_max);
-    send_msg(w, &m);
+    /* A step too big to send ends the run: the daemon was told it failed. */
+    if (!send_msg(w, &m))
+        done = true;
     code_wire_msg_free(&m);
     code_step_clear(st);
     wrun *x = find(w, req->handle);
@@ -163,7 +169,7 @@ static void on_dump(worker *w, const code_wire_msg *m)
     }
     code_wire_msg d = {.type = CW_DUMPED, .bytes = {buf, len}};
     /* The string convention wants a NUL after the bytes: the encoder adds it. */
-    send_msg(w, &d);
+    (void)send_msg(w, &d);
     free(buf);
 }
 
@@ -189,7 +195,7 @@ static void serve(worker *w)
             if (x)
                 drop(w, x);
             code_wire_msg ok = {.type = CW_OK, .handle = m.handle};
-            send_msg(w, &ok);
+            (void)send_msg(w, &ok);
             break;
         }
         default:
@@ -289,7 +295,7 @@ int code_worker_main(int argc, char **argv)
         _exit(1);
     }
     code_wire_msg ready = {.type = CW_READY};
-    send_msg(w, &ready);
+    (void)send_msg(w, &ready);
     serve(w);
     _exit(0);
 }

@@ -14,6 +14,7 @@
  *   syscall           calls getppid (the seccomp filter must kill it)
  *   exec              maps executable memory (the filter must refuse it)
  *   alloc MB          allocates and touches MB MiB (MemoryError when it cannot)
+ *   big MB            completes with a string of MB MiB
  * Dumps are "pc ncalls npending id... lastlen\nlast src". */
 #include <signal.h>
 #include <stdio.h>
@@ -149,6 +150,18 @@ static void step(code_run *r, code_step *st)
             void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             if (p == MAP_FAILED)
                 out_add(r, "refused\n", 8);
+        } else if (!strcmp(cmd, "big")) {
+            size_t len = (size_t)atol(a) << 20;
+            char *j = malloc(len + 3);
+            j[0] = '"';
+            memset(j + 1, 'x', len);
+            j[len + 1] = '"';
+            j[len + 2] = '\0';
+            st->kind = CODE_STEP_COMPLETE;
+            st->result_json = j;
+            r->done = true;
+            stopped = true;
+            break;
         } else if (!strcmp(cmd, "alloc")) {
             size_t mb = (size_t)atol(a);
             char *p = malloc(mb << 20);

@@ -370,6 +370,12 @@ static void test_pool_complete_and_errors(void **state)
     assert_int_equal(run(p, "t", "crash", 1000, &a, &e), 0);
     assert_string_equal(a.m.err_type.p, "InternalError");
     code_answer_free(&a);
+    /* A result too big for a frame: MemoryError, and the worker lives on. */
+    code_pool_stats s0;
+    code_pool_get_stats(p, &s0);
+    assert_int_equal(run(p, "t", "big 70", 5000, &a, &e), 0);
+    assert_string_equal(a.m.err_type.p, "MemoryError");
+    code_answer_free(&a);
     for (int i = 0; i < 4; i++) {
         assert_int_equal(run(p, "t", "result [1, 2]", 1000, &a, &e), 0);
         expect_complete(&a, "[1, 2]");
@@ -378,6 +384,7 @@ static void test_pool_complete_and_errors(void **state)
     code_pool_stats s;
     code_pool_get_stats(p, &s);
     assert_true(s.workers_replaced >= 2);
+    assert_int_equal(s.workers_replaced, s0.workers_replaced);
     assert_int_not_equal(before, code_pool_worker_pid(p, 0) + code_pool_worker_pid(p, 1));
 #ifndef CELLA_SANITIZE
     /* The address-space limit (not set under the sanitizers, whose shadow
