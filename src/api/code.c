@@ -303,20 +303,30 @@ static json_t *answer_json(const code_answer *a)
     return o;
 }
 
-static void h_code_run(http_ctx *c)
+int api_code_run_json(http_ctx *c, json_t *body, json_t **out, core_error *e)
 {
-    core_error e;
-    json_t *j = NULL;
     run_in x = {0};
     code_answer a = {0};
     cbuf_init(&a.frame);
-    if (jin_parse(c->body, c->body_len, &j, &e) < 0 || decode_run(c, j, &x, &e) < 0 ||
-        code_pool_run(core_code_pool(c->core), c->tenant, &x.r, &a, &e) < 0)
-        http_reply_error(c, &e);
-    else
-        http_reply_json(c, 200, answer_json(&a));
+    int rc = -1;
+    if (decode_run(c, body, &x, e) == 0 &&
+        code_pool_run(core_code_pool(c->core), c->tenant, &x.r, &a, e) == 0) {
+        *out = answer_json(&a);
+        rc = 0;
+    }
     code_answer_free(&a);
     run_in_free(&x);
+    return rc;
+}
+
+static void h_code_run(http_ctx *c)
+{
+    core_error e;
+    json_t *j = NULL, *out = NULL;
+    if (jin_parse(c->body, c->body_len, &j, &e) < 0 || api_code_run_json(c, j, &out, &e) < 0)
+        http_reply_error(c, &e);
+    else
+        http_reply_json(c, 200, out);
     json_decref(j);
 }
 
@@ -405,21 +415,31 @@ static int decode_resume(json_t *j, resume_in *x, core_error *e)
     return 0;
 }
 
-static void h_code_resume(http_ctx *c)
+int api_code_resume_json(http_ctx *c, json_t *body, json_t **out, core_error *e)
 {
-    core_error e;
-    json_t *j = NULL;
     resume_in x = {0};
     code_answer a = {0};
     cbuf_init(&a.frame);
-    if (jin_parse(c->body, c->body_len, &j, &e) < 0 || decode_resume(j, &x, &e) < 0 ||
+    int rc = -1;
+    if (decode_resume(body, &x, e) == 0 &&
         code_pool_resume(core_code_pool(c->core), c->tenant, x.run_id, x.results, x.n, &a,
-                         &e) < 0)
-        http_reply_error(c, &e);
-    else
-        http_reply_json(c, 200, answer_json(&a));
+                         e) == 0) {
+        *out = answer_json(&a);
+        rc = 0;
+    }
     code_answer_free(&a);
     resume_in_free(&x);
+    return rc;
+}
+
+static void h_code_resume(http_ctx *c)
+{
+    core_error e;
+    json_t *j = NULL, *out = NULL;
+    if (jin_parse(c->body, c->body_len, &j, &e) < 0 || api_code_resume_json(c, j, &out, &e) < 0)
+        http_reply_error(c, &e);
+    else
+        http_reply_json(c, 200, out);
     json_decref(j);
 }
 

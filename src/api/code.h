@@ -7,4 +7,9 @@
 
 extern const http_route api_code_routes[];
 
+/* The routes' work on a parsed body (MCP's code_run and code_resume tools
+ * share it): 0 and the answer's JSON in *out, or -1 and e. */
+int api_code_run_json(http_ctx *c, json_t *body, json_t **out, core_error *e);
+int api_code_resume_json(http_ctx *c, json_t *body, json_t **out, core_error *e);
+
 #endif

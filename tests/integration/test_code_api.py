@@ -3,6 +3,7 @@ against a live daemon and its worker pool (docs/api.md, "Code mode"). The
 tests that need the interpreter itself skip while the binary is built
 without it (its workers then answer NotImplementedError); the request
 checks, tenants, worker kills and expiry run either way."""
+import json
 import os
 import signal
 import threading
@@ -507,3 +508,27 @@ def test_fake_workers_die_with_the_daemon(tmp_path):
                    for p in pids)
     wait_until(gone, limit=10)
     d.close()
+
+
+def mcp_call(d, name, arguments, token=A):
+    st, b = d.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": {"name": name, "arguments": arguments}}, token=token,
+                   headers={"Accept": "application/json, text/event-stream"})
+    assert st == 200, (st, b)
+    return b["result"]
+
+
+def test_fake_mcp_tools(fd):
+    """MCP's code_run and code_resume answer what the routes answer, as text."""
+    r = mcp_call(fd, "code_run", {"code": "call fetch [1]\nresult $last"})
+    assert not r["isError"], r
+    b = json.loads(r["content"][0]["text"])
+    assert b["status"] == "call" and b["calls"][0]["function"] == "fetch", b
+    r = mcp_call(fd, "code_resume", {"run_id": b["run_id"],
+                                     "results": [{"call_id": 1, "value": [2]}]})
+    assert json.loads(r["content"][0]["text"])["result"] == [2], r
+    r = mcp_call(fd, "code_resume", {"run_id": b["run_id"],
+                                     "results": [{"call_id": 1, "value": [2]}]})
+    assert r["isError"] and r["content"][0]["text"].startswith("S500"), r
+    r = mcp_call(fd, "code_run", {"code": 1})
+    assert r["isError"] and r["content"][0]["text"].startswith("S001"), r
