@@ -226,7 +226,11 @@ static int confine(uint64_t as_bytes, pid_t ppid, cella_err *err)
         close(fd);
     /* A write to a closed socket is an error to see, not a signal. */
     signal(SIGPIPE, SIG_IGN);
-    if (set_limit(RLIMIT_CORE, 0, err) < 0 ||
+    /* RLIMIT_CORE 1, not 0: a core_pattern that pipes to a helper ignores
+     * the limit except the value 1, which the kernel refuses to dump at all
+     * (as the agent does, agent/setup.c); with PR_SET_DUMPABLE 0 below, a
+     * crash runs no host helper whatever suid_dumpable says. */
+    if (set_limit(RLIMIT_CORE, 1, err) < 0 ||
         set_limit(RLIMIT_NOFILE, CODE_WORKER_FD + 1, err) < 0 ||
         set_limit(RLIMIT_FSIZE, 0, err) < 0 || set_limit(RLIMIT_NPROC, 0, err) < 0 ||
         set_limit(RLIMIT_MEMLOCK, 0, err) < 0)
