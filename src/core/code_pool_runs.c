@@ -220,20 +220,41 @@ static uint32_t next_handle(cworker *w)
     return w->next_handle;
 }
 
+/* A running worker for a request, its paused run moved out first (without
+ * mu). Moving the run out can kill the worker (it crashed answering the
+ * dump): then another is taken, a few times at most. */
+static int take_worker(code_pool *p, cworker **out, core_error *e)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        cworker *w;
+        prun *ev;
+        pthread_mutex_lock(&p->mu);
+        int rc = cworker_acquire(p, &w, &ev, e);
+        pthread_mutex_unlock(&p->mu);
+        if (rc < 0)
+            return -1;
+        if (ev)
+            evict(p, ev, true);
+        if (w->pid > 0) {
+            *out = w;
+            return 0;
+        }
+        pthread_mutex_lock(&p->mu);
+        cworker_release(p, w);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return core_fail(e, S302, "internal error: code workers died while runs were moved out "
+                     "of them; retry");
+}
+
 int code_pool_run(code_pool *p, const char *tenant, const code_pool_run_req *req,
                   code_answer *a, core_error *e)
 {
     memset(a, 0, sizeof(*a));
     cbuf_init(&a->frame);
     cworker *w;
-    prun *ev;
-    pthread_mutex_lock(&p->mu);
-    int rc = cworker_acquire(p, &w, &ev, e);
-    pthread_mutex_unlock(&p->mu);
-    if (rc < 0)
+    if (take_worker(p, &w, e) < 0)
         return -1;
-    if (ev)
-        evict(p, ev, true);
     code_wire_msg q = {
         .type = CW_RUN,
         .handle = next_handle(w),
@@ -310,23 +331,18 @@ int code_pool_resume(code_pool *p, const char *tenant, const char *run_id,
         return -1;
     }
     cworker *w = r->w;
-    prun *ev = NULL;
     bool loaded = r->st == PR_DUMPED;
-    if (loaded) {
-        r->st = PR_ACTIVE;
-        if (cworker_acquire(p, &w, &ev, e) < 0) {
-            r->st = PR_DUMPED;
-            pthread_cond_broadcast(&p->cv);
-            pthread_mutex_unlock(&p->mu);
-            return -1;
-        }
-    } else {
+    if (!loaded)
         w->busy = true;           /* a worker holding a RESIDENT run is never busy */
-        r->st = PR_ACTIVE;
-    }
+    r->st = PR_ACTIVE;
     pthread_mutex_unlock(&p->mu);
-    if (ev)
-        evict(p, ev, true);
+    if (loaded && take_worker(p, &w, e) < 0) {
+        pthread_mutex_lock(&p->mu);
+        r->st = PR_DUMPED;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        return -1;
+    }
     uint32_t handle = r->handle;
     if (loaded) {
         handle = next_handle(w);
