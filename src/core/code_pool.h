@@ -38,6 +38,7 @@ typedef struct code_pool_opts {
     uint32_t workers;             /* processes kept running */
     uint32_t queue_max;           /* requests waiting for a worker; past it S301 */
     uint32_t max_paused;          /* paused runs held at once; past it S400 */
+    uint32_t max_paused_per_tenant;   /* the same for one tenant (0: no cap of its own) */
     uint64_t ttl_ms;              /* a paused run is freed this long after its last step */
     uint64_t resident_ms;         /* ... and moved out of its worker after this long */
     uint64_t as_bytes;            /* each worker's RLIMIT_AS (0: none) */

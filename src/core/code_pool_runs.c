@@ -145,6 +145,14 @@ void prun_evict(code_pool *p, prun *r)
     evict(p, r, true);
 }
 
+static uint32_t tenant_runs(code_pool *p, const char *tenant)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < p->nruns; i++)
+        n += !strcmp(p->runs[i]->tenant, tenant);
+    return n;
+}
+
 /* The end of a step in w (owned): the answer for the caller, the run's new
  * state, and w given back. r is the run resumed, or NULL for a new run. */
 static int finish(code_pool *p, cworker *w, prun *r, const char *tenant, uint32_t handle,
@@ -176,15 +184,19 @@ static int finish(code_pool *p, cworker *w, prun *r, const char *tenant, uint32_
     if (a->m.done) {
         if (r)
             bury(p, r, t != WT_OK, t != WT_OK ? "its worker was killed" : "it ended");
-    } else if (!r && p->nruns >= p->o.max_paused) {
+    } else if (!r && (p->nruns >= p->o.max_paused ||
+                      (p->o.max_paused_per_tenant &&
+                       tenant_runs(p, tenant) >= p->o.max_paused_per_tenant))) {
+        bool all = p->nruns >= p->o.max_paused;
         pthread_mutex_unlock(&p->mu);
         free_in_worker(p, w, handle);
         pthread_mutex_lock(&p->mu);
         cworker_release(p, w);
         pthread_mutex_unlock(&p->mu);
         return core_fail(e, S400, "resource limit exceeded: %u code runs are paused already "
-                         "(code_max_paused_runs); resume or let some expire",
-                         p->o.max_paused);
+                         "(%s); resume or let some expire",
+                         all ? p->o.max_paused : p->o.max_paused_per_tenant,
+                         all ? "code_max_paused_runs" : "code_max_paused_runs_per_tenant, yours");
     } else {
         if (!r) {
             r = cella_calloc(1, sizeof(*r));

@@ -76,6 +76,7 @@ static const field fields[] = {
     F(code_workers, K_U32, 1, 64),
     F(code_queue_max, K_U32, 0, 100000),
     F(code_max_paused_runs, K_U32, 1, 1000000),
+    F(code_max_paused_runs_per_tenant, K_U32, 0, 1000000),
     F(code_run_ttl_secs, K_U64, 1, 31536000),
     F(code_resident_secs, K_U64, 1, 31536000),
     F(code_max_time_ms, K_U64, 1, 86400000),

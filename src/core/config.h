@@ -70,6 +70,7 @@ typedef struct cella_config {
     uint32_t code_workers;              /* worker processes kept running: 2 */
     uint32_t code_queue_max;            /* requests waiting for a worker: 64 */
     uint32_t code_max_paused_runs;      /* paused runs held at once: 256 */
+    uint32_t code_max_paused_runs_per_tenant;   /* ... by one tenant: 0 (no cap of its own) */
     uint64_t code_run_ttl_secs;         /* a paused run is freed after: 300 */
     uint64_t code_resident_secs;        /* ... and moved out of its worker after: 60 */
     uint64_t code_max_time_ms;          /* the most limits.max_time_ms may ask: 60000 */

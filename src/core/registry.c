@@ -854,6 +854,7 @@ int core_open(const cella_config *cfg, core **out, cella_err *err)
         .workers = cfg->code_workers,
         .queue_max = cfg->code_queue_max,
         .max_paused = cfg->code_max_paused_runs,
+        .max_paused_per_tenant = cfg->code_max_paused_runs_per_tenant,
         .ttl_ms = cfg->code_run_ttl_secs * 1000,
         .resident_ms = cfg->code_resident_secs * 1000,
         .as_bytes = (cfg->code_max_memory_mb << 20) + CODE_WORKER_AS_HEADROOM,

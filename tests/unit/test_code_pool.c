@@ -624,6 +624,22 @@ static void test_pool_limits(void **state)
     assert_int_equal(run(p, "t", "call f []\nresult 1", 1000, &a, &e), -1);
     assert_int_equal(e.code, S400);
     code_answer_free(&a);
+    code_pool_close(p);
+    /* A tenant's own cap: two each, whatever the others hold. */
+    code_pool_opts o = {.exe = CODE_FAKE_WORKER, .workers = 1, .queue_max = 8, .max_paused = 16,
+                        .max_paused_per_tenant = 2, .ttl_ms = 60000, .resident_ms = 60000,
+                        .as_bytes = 512ull << 20, .out_max = 1 << 20, .node_key = 1};
+    cella_err err;
+    assert_int_equal(code_pool_open(&o, &p, &err), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(run(p, "a", "call f []\nresult 1", 1000, &a, &e), i < 2 ? 0 : -1);
+        code_answer_free(&a);
+    }
+    assert_int_equal(e.code, S400);
+    assert_non_null(strstr(e.message, "per_tenant"));
+    assert_int_equal(run(p, "b", "call f []\nresult 1", 1000, &a, &e), 0);
+    assert_int_equal(a.m.kind, CODE_STEP_CALL);
+    code_answer_free(&a);
     /* Draining refuses new work. */
     code_pool_drain(p);
     assert_int_equal(run(p, "t", "result 1", 1000, &a, &e), -1);
