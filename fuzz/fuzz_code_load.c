@@ -8,19 +8,26 @@
  *      the input applied as patches (u16 offset, u8 xor), checksum made
  *      right: near-valid records, forged counts, other answers and calls;
  *   3: a real dump cut at an input-chosen point, the input appended, the
- *      checksum made right.
+ *      checksum made right;
+ *   4-7: the bytes as tagged JSON (code_json.c), the text every value of a
+ *      dump and of the host interface crosses as.
  * Under tight limits (the host's caps, which the dumped limits may not
  * exceed) and a counting allocator. Invariants beyond "no crash":
  *  - a refusal names a ValueError with a message, and hands out no run;
  *  - a load hands out a CALL step listing each pending call in full;
  *  - a record within the caps, loaded, dumps again to the same bytes;
  *  - the loaded run can be answered and freed, and every byte taken from
- *    the memory hook is given back, within the byte limit. */
+ *    the memory hook is given back, within the byte limit;
+ *  - JSON that decodes encodes to text that decodes again, and encodes to
+ *    text of the same length (a set's elements may come in another order);
+ *    a refusal is an exception. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "code/code_dump_int.h"
+#include "code/code_json.h"
+#include "code/code_vm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
 
@@ -152,6 +159,40 @@ static void load(const uint8_t *b, size_t len)
         abort();
 }
 
+static void json_round_trip(const uint8_t *d, size_t n)
+{
+    counter c = {0};
+    code_vm vm;
+    code_limits l = {.max_bytes = LIMIT_BYTES, .max_depth = 200};
+    if (code_vm_init(&vm, &l, counting_alloc, &c) < 0)
+        abort();
+    cv v = code_json_decode(&vm, (const char *)d, n);
+    if (!v) {
+        if (!vm.exc)
+            abort();
+    } else {
+        size_t n1, n2;
+        char *e1 = code_json_encode(&vm, v, &n1);
+        if (e1) {
+            cv v2 = code_json_decode(&vm, e1, n1);
+            if (!v2 && !code_exc_matches(&vm, &code_exc_MemoryError))
+                abort();
+            char *e2 = v2 ? code_json_encode(&vm, v2, &n2) : NULL;
+            if (e2 && n2 != n1)
+                abort();
+            free(e2);
+            code_decref(&vm, v2);
+            free(e1);
+        } else if (!vm.exc) {
+            abort();
+        }
+        code_decref(&vm, v);
+    }
+    code_vm_destroy(&vm);
+    if (c.live)
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {
     static bool started;
@@ -161,8 +202,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     }
     if (n < 1 || n > (1 << 16))
         return 0;
-    int mode = d[0] & 3;
+    int mode = d[0] & 7;
     d++, n--;
+    if (mode >= 4) {
+        json_round_trip(d, n);
+        return 0;
+    }
     if (mode == 0) {
         load(d, n);
         return 0;
