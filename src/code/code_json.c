@@ -8,7 +8,6 @@
  * ValueError naming its byte offset. */
 #include "code/code_json.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
