@@ -24,6 +24,7 @@ typedef struct replay {
     const code_run_record *rec;
     seen_call *calls;
     uint64_t next_id;            /* the id the run's next call must carry */
+    uint64_t duration_us;        /* interpreting time the replay took */
 } replay;
 
 static char *dup_or_die(const char *s)
@@ -79,13 +80,16 @@ static bool replay_batch(replay *rp, code_run *r, const code_rec_batch *b, code_
         res[k] = (code_result){.call_id = x->call_id, .value_json = x->value_json,
                                .exc_type = x->exc_type, .exc_message = x->exc_message};
     }
+    rp->duration_us += st->duration_us;
     code_step_clear(st);
     code_run_resume(r, res, b->n, st);
     free(res);
     return true;
 }
 
-/* The step a host answers: every pending call in full. */
+/* The step a host answers: every pending call in full, no output (it was
+ * handed over before the dump), and the time the replay took, which the
+ * run's time limit counted too. */
 static void final_step(replay *rp, const code_step *last, code_step *st)
 {
     memset(st, 0, sizeof(*st));
@@ -104,6 +108,7 @@ static void final_step(replay *rp, const code_step *last, code_step *st)
                                    .kwargs_json = dup_or_die(s->kwargs)};
     }
     st->ncalls = st->npending = n;
+    st->duration_us = rp->duration_us + last->duration_us;
 }
 
 static int no_replay(code_error *err, const code_step *st)
