@@ -44,7 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import host  # noqa: E402
 
-NOT_CORPUS = {"host.py", "run_code_tests.py", "conftest.py"}
+NOT_CORPUS = {"host.py", "run_code_tests.py", "conftest.py", "fake_cella.py"}
 CELLA_TIMEOUT = 120          # seconds for one cella process
 MAX_DUMP_STEPS = 2000
 
@@ -65,6 +65,7 @@ class Spec:
         self.functions = None      # None: no --function given
         self.top_level_await = False
         self.inputs = []           # [(name, tagged JSON text)]
+        self.output = None         # the printed output, when the file says it
         self.problems = []
         for line in lines:
             s = line.strip()
@@ -88,6 +89,11 @@ class Spec:
             elif key == "input":
                 name, _, js = val.partition("=")
                 self.inputs.append((name.strip(), js.strip()))
+            elif key == "output":
+                try:
+                    self.output = json.loads(val)
+                except ValueError:
+                    self.problems.append(f"'# output:' needs a JSON string, not {val!r}")
             elif s == "# top-level-await":
                 self.top_level_await = True
         self.expect = None         # a Python expression (text)
@@ -226,6 +232,8 @@ class Outcome:
 
 
 def check_expectation(spec, out, who):
+    if spec.output is not None:
+        assert out.output == spec.output, f"{who} printed {out.output!r}, not {spec.output!r}"
     if spec.expect_error:
         typ, msg = spec.expect_error
         assert out.error is not None, f"{who}: expected {typ}, got {out.describe()}"
