@@ -66,7 +66,7 @@ enum code_kind {
     CODE_K_STR, CODE_K_BYTES, CODE_K_LIST, CODE_K_TUPLE, CODE_K_DICT, CODE_K_SET,
     CODE_K_FROZENSET, CODE_K_RANGE, CODE_K_SLICE, CODE_K_TYPE, CODE_K_EXC,
     CODE_K_FUNC, CODE_K_CFUNC, CODE_K_METHOD, CODE_K_MODULE, CODE_K_CELL,
-    CODE_K_ITER /* any iterator (code_iter) */, CODE_K_CORO, CODE_K_NOTIMPL,
+    CODE_K_ITER /* any iterator (code_iterobj) */, CODE_K_CORO, CODE_K_NOTIMPL,
     CODE_K_ELLIPSIS, CODE_K_OTHER /* datetime, re objects...: their own structs */,
 };
 
@@ -109,6 +109,9 @@ struct code_type {
     cv (*compare)(code_vm *vm, cv a, cv b, int op);
     /* a op b where a or b has this type: CODE_NOTIMPL when unsupported. */
     cv (*binop)(code_vm *vm, int op, cv a, cv b);
+    /* a op= b in place (list +=, set |=, dict |=): the same a, increfed, or
+     * CODE_NOTIMPL to fall back to binop. NULL: always binop. */
+    cv (*inplace)(code_vm *vm, int op, cv a, cv b);
     cv (*unop)(code_vm *vm, int op, cv a);
     int (*truth)(code_vm *vm, cv self);           /* NULL: len if any, else true */
     ssize_t (*len)(code_vm *vm, cv self);
@@ -223,7 +226,7 @@ typedef struct code_module_obj {
 typedef struct code_cell { code_obj ob; cv v; } code_cell;   /* v CV_NULL: empty */
 
 /* Every builtin iterator: a state struct of its own after this header. */
-typedef struct code_iter { code_obj ob; } code_iter;
+typedef struct code_iterobj { code_obj ob; } code_iterobj;
 
 /* ---- immortal singletons ------------------------------------------------ */
 
@@ -350,16 +353,24 @@ cv code_call_method(code_vm *vm, cv obj, const char *name, cv *args, size_t narg
                     cv kwnames);
 cv code_call(code_vm *vm, cv callable, cv *args, size_t nargs, cv kwnames);
 const char *code_type_name(cv v);
+/* A builtin function (self CV_NULL) or a bound builtin method (self
+ * increfed, passed as args[0]) (code_obj.c). */
+cv code_cfunc_new(code_vm *vm, const char *name, code_cfunc fn, cv self);
+/* fn(self, *args, **kw) with self put in front of the arguments. */
+cv code_call_with_self(code_vm *vm, code_cfunc fn, cv self, cv *args, size_t nargs, cv kw);
+/* A type's method by name, looked up along its bases; NULL if none. */
+const code_method *code_type_method(const code_type *t, const char *name);
 /* Symbols of the binary operators, "+", "//", ... for messages. */
 const char *code_binop_symbol(int op);
 
-/* Argument parsing for builtins (code_args.c). spec is a list of parameter
- * names separated by commas: a leading '|' before a name starts the optional
- * ones, '$' the keyword-only ones, '/' (after a name) ends the positional-only
- * ones. Outputs are cv* in order; optional ones not given are left as they
- * were. Borrowed references. Raises CPython's TypeErrors ("f() takes at most
- * 2 arguments (3 given)", "f() got an unexpected keyword argument 'x'").
- *   code_args(vm, "sorted", args, nargs, kw, "iterable,/,|$key,reverse", &it, &key, &rev) */
+/* Argument parsing for builtins (code_args.c). spec lists the parameters
+ * separated by commas, as a Python signature would: "/" after the
+ * positional-only ones, "*" before the keyword-only ones, and a '|' before
+ * the first optional name (it and every later one are optional). Outputs are
+ * cv* in order; optional ones not given are left as they were. Borrowed
+ * references. Raises CPython's TypeErrors ("f() takes at most 2 arguments (3
+ * given)", "f() got an unexpected keyword argument 'x'").
+ *   code_args(vm, "sorted", args, nargs, kw, "iterable,/,*,|key,reverse", &it, &key, &rev) */
 int code_args(code_vm *vm, const char *fname, cv *args, size_t nargs, cv kwnames,
               const char *spec, ...);
 /* No keywords allowed; between min and max positional arguments. */
@@ -387,6 +398,16 @@ cv code_float_new(code_vm *vm, double d);
 cv code_float_repr(code_vm *vm, double d);
 /* int, float or bool to double (TypeError otherwise). */
 int code_as_double(code_vm *vm, cv v, double *out);
+/* round(x[, ndigits]): ndigits CV_NULL or None for an int result; banker's
+ * rounding, floats rounded correctly in decimal. */
+cv code_num_round(code_vm *vm, cv x, cv ndigits);
+cv code_num_divmod(code_vm *vm, cv a, cv b);         /* a tuple */
+cv code_num_abs(code_vm *vm, cv x);
+/* pow(base, exp, mod): mod CV_NULL or None is base ** exp; else all ints,
+ * a negative exp takes the modular inverse. */
+cv code_num_pow3(code_vm *vm, cv base, cv exp, cv mod);
+/* bin/oct/hex (base 2, 8, 16; 10 is repr): "0x1f", "-0b101". */
+cv code_int_to_str_base(code_vm *vm, cv v, int base);
 
 /* ---- str and bytes (code_str.c, code_bytes.c) -------------------------------- */
 
@@ -403,6 +424,11 @@ bool code_str_eq_cstr(cv s, const char *c);
 cv code_bytes_new(code_vm *vm, const void *s, size_t n);
 /* format(value, spec): the format-spec mini-language (code_format.c). */
 cv code_format(code_vm *vm, cv value, cv spec);
+/* Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF), as
+ * CPython's decoder accepts it. */
+bool code_utf8_valid(const char *s, size_t n);
+/* ascii(v): repr(v) with every non-ASCII character escaped (f-strings' !a). */
+cv code_ascii_of(code_vm *vm, cv v);
 
 /* A growing UTF-8 buffer on the run's heap, for repr, join, format... */
 typedef struct code_sb {
@@ -432,7 +458,8 @@ int code_list_sort(code_vm *vm, cv list, cv key, bool reverse);
 cv code_tuple_new(code_vm *vm, size_t n);                 /* n slots, CV_NULL-filled */
 cv code_tuple_pack(code_vm *vm, size_t n, ...);           /* borrows each */
 cv code_tuple_from(code_vm *vm, cv iterable);
-extern code_obj code_empty_tuple_obj;
+/* A code_tuple (not a bare code_obj) so reading its n is in bounds. */
+extern code_tuple code_empty_tuple_obj;
 #define CODE_EMPTY_TUPLE cv_of(&code_empty_tuple_obj)
 cv code_dict_new(code_vm *vm);
 /* Borrowed value or CV_NULL (no exception) when absent; -1/error on unhashable. */
