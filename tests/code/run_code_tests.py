@@ -109,7 +109,8 @@ class Spec:
                                  "'# expect-error: ...'")
 
     def expected_value(self):
-        return eval(self.expect, {"__builtins__": builtins}, {})
+        # Repr("<function f>") stands for a value JSON cannot carry.
+        return eval(self.expect, {"__builtins__": builtins, "Repr": Repr}, {})
 
 
 def corpus():
@@ -158,7 +159,11 @@ def decode(text):
     return json.loads(text, object_hook=_untag)
 
 
-def tag(v):
+def tag(v, lenient=False):
+    """v as tagged JSON (a Python structure). Values JSON cannot carry raise
+    TypeError, or with lenient become {"$repr": repr(v)}, as cella's results."""
+    def t(x):
+        return tag(x, lenient)
     if v is None or isinstance(v, (bool, str)):
         return v
     if isinstance(v, int):
@@ -170,17 +175,19 @@ def tag(v):
     if isinstance(v, (bytes, bytearray)):
         return {"$bytes": base64.b64encode(bytes(v)).decode()}
     if isinstance(v, list):
-        return [tag(x) for x in v]
+        return [t(x) for x in v]
     if isinstance(v, tuple):
-        return {"$tuple": [tag(x) for x in v]}
+        return {"$tuple": [t(x) for x in v]}
     if isinstance(v, frozenset):
-        return {"$frozenset": [tag(x) for x in v]}
+        return {"$frozenset": [t(x) for x in v]}
     if isinstance(v, set):
-        return {"$set": [tag(x) for x in v]}
+        return {"$set": [t(x) for x in v]}
     if isinstance(v, dict):
         if all(isinstance(k, str) for k in v) and not (len(v) == 1 and next(iter(v)).startswith("$")):
-            return {k: tag(x) for k, x in v.items()}
-        return {"$dict": [[tag(k), tag(x)] for k, x in v.items()]}
+            return {k: t(x) for k, x in v.items()}
+        return {"$dict": [[t(k), t(x)] for k, x in v.items()]}
+    if lenient:
+        return {"$repr": repr(v)}
     raise TypeError(f"a host value of type {type(v).__name__} cannot cross as JSON")
 
 
