@@ -30,6 +30,8 @@ async def main():
     for i in range(3):
         sums.append(await slow_add(i, 10))
     assert sums == [10, 11, 12]
+    many = await asyncio.gather(*[slow_add(i, i) for i in range(20)])
+    assert many == [2 * i for i in range(20)]
     nested = await asyncio.gather(asyncio.gather(slow_add(1, 1), slow_add(2, 2)), local_only(1))
     assert nested == [[2, 4], 2]
     return {"first": first, "lengths": lengths, "empty": await asyncio.gather()}
