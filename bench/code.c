@@ -5,7 +5,7 @@
  * workloads in one run:
  *
  *   cella-bench-code [--runs N] [--quick] [--python PATH] [--node PATH]
- *                    [--npm-dir DIR] [--write FILE]
+ *                    [--npm-dir DIR] [--no-monty] [--write FILE]
  *
  * Each engine times the whole of a run, compilation included: for CPython
  * compile() and exec, for Monty `new Monty(src).run()`, for cella
@@ -509,6 +509,7 @@ int main(int argc, char **argv)
     const char *python = "/usr/bin/python3", *node = "node", *npm_dir = BENCH_NPM_DIR;
     const char *out = NULL;
     int runs = 7;
+    bool monty = true;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--runs") && i + 1 < argc)
             runs = atoi(argv[++i]);
@@ -520,12 +521,14 @@ int main(int argc, char **argv)
             node = argv[++i];
         else if (!strcmp(argv[i], "--npm-dir") && i + 1 < argc)
             npm_dir = argv[++i];
+        else if (!strcmp(argv[i], "--no-monty"))
+            monty = false;
         else if (!strcmp(argv[i], "--write") && i + 1 < argc)
             out = argv[++i];
         else {
             fprintf(stderr,
                     "usage: %s [--runs N] [--quick] [--python PATH] [--node PATH] "
-                    "[--npm-dir DIR] [--write FILE]\n",
+                    "[--npm-dir DIR] [--no-monty] [--write FILE]\n",
                     argv[0]);
             return 2;
         }
@@ -553,7 +556,9 @@ int main(int argc, char **argv)
     char *py_argv[] = {(char *)python, py_script, spec, NULL};
     bench_child(&e[E_PY], py_argv, errfile);
 
-    if (monty_install(npm_dir, errfile, e[E_MONTY].why, sizeof(e[E_MONTY].why)) == 0) {
+    if (!monty)
+        snprintf(e[E_MONTY].why, sizeof(e[E_MONTY].why), "left out (--no-monty)");
+    else if (monty_install(npm_dir, errfile, e[E_MONTY].why, sizeof(e[E_MONTY].why)) == 0) {
         char *js_argv[] = {(char *)node, js_script, (char *)npm_dir, spec, NULL};
         bench_child(&e[E_MONTY], js_argv, errfile);
     }
