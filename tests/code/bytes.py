@@ -21,7 +21,6 @@ assert b"abc"[::-1] == b"cba" and b"abcdef"[::2] == b"ace"
 assert b"12".isdigit() and b"ab".isalpha() and b"a1".isalnum()
 assert str(b"x") == "b'x'" and b"A".decode("ascii") == "A"
 assert sorted(b"cab") == [97, 98, 99] and max(b"az") == 122 and sum(b"\x01\x02") == 3
-assert b"%s=%d" % (b"k", 5) == b"k=5"
 try:
     b"\xff".decode("utf-8")
     assert False

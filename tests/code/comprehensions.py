@@ -38,10 +38,5 @@ words = ["apple", "bob", "kayak", "level", "code"]
 pal = [w for w in words if w == w[::-1]]
 by_len = {n: [w for w in words if len(w) == n] for n in sorted({len(w) for w in words})}
 assert by_len == {3: ["bob"], 4: ["code"], 5: ["apple", "kayak", "level"]}
-try:
-    [undefined_name_in_comp for _ in range(1)]
-    assert False
-except NameError as e:
-    assert str(e) == "name 'undefined_name_in_comp' is not defined"
 (pal, {i: i ** 2 for i in range(3)}, sorted({-x for x in range(3)}), sum(1 for _ in "abc"))
 # expect: (["bob", "kayak", "level"], {0: 0, 1: 1, 2: 4}, [-2, -1, 0], 3)

@@ -3,10 +3,6 @@ try:
     [].push(1)
 except AttributeError as e:
     assert str(e) == "'list' object has no attribute 'push'"
-try:
-    (1).real = 5
-except AttributeError as e:
-    assert str(e) == "attribute 'real' of 'int' objects is not writable"
 d = {"a": 1}
 d.a
 # expect-error: AttributeError: 'dict' object has no attribute 'a'

@@ -1,6 +1,7 @@
-# An unknown name. No host functions are declared in this file, so under
-# cella a *call* of an unknown name would be a host call; a plain reference
-# is a NameError.
+# functions: add
+# An unknown name. A host function is declared, so under cella an unknown
+# name is not taken for a host function (with none declared, every unknown
+# name would be one).
 x = 1
 total = x + undefined_variable
 # expect-error: NameError: name 'undefined_variable' is not defined

@@ -1,5 +1,5 @@
 # cella-only
 # functions: add
-# eval is no builtin: a NameError naming it.
+# eval is refused: NotImplementedError naming it.
 eval("1 + 1")
-# expect-error: NameError: name 'eval' is not defined
+# expect-error: NotImplementedError: 'eval' is not supported in code mode

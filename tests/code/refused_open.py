@@ -1,7 +1,7 @@
 # cella-only
 # functions: add
-# open is no builtin (no files in code mode): a NameError naming it. With
-# host functions declared, an unknown name is not a host call.
+# open is refused (no files in code mode): NotImplementedError naming it
+# when called. With a host function declared, no unknown name is one.
 print("start")
 open("/etc/passwd").read()
-# expect-error: NameError: name 'open' is not defined
+# expect-error: NotImplementedError: 'open' is not supported in code mode
