@@ -127,6 +127,10 @@ def main():
     time_s = int(limits.get("time_ms", 10000)) / 1000
     memory = int(limits.get("memory", 0)) + (512 << 20)
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    # A regex backtracking in C never lets the timers' handlers run: the
+    # kernel's CPU limit ends the process (no status line) a little later.
+    cpu = int(time_s) + 5
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
 
     def soft(signum, frame):
         raise TimeoutError("time limit (fake)")
