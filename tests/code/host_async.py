@@ -26,6 +26,10 @@ async def main():
         assert False
     except ValueError as e:
         assert str(e) == "404: https://example.com/missing"
+    mixed = await asyncio.gather(slow_add(1, 2), afail("kept"), local_only(3), return_exceptions=True)
+    assert [type(v).__name__ if isinstance(v, Exception) else v for v in mixed] == [3, "ValueError", 6]
+    assert str(mixed[1]) == "kept"
+    await asyncio.sleep(0)
     sums = []
     for i in range(3):
         sums.append(await slow_add(i, 10))
