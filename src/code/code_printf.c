@@ -175,10 +175,17 @@ cv code_str_printf(code_vm *vm, cv fmt, cv args)
         i += lit;
         if (i >= n)
             break;
-        size_t at = i++;                 /* the '%' */
+        i++;                             /* the '%' */
         if (i >= n) {
             code_raise(vm, &code_exc_ValueError, "incomplete format");
             goto fail;
+        }
+        /* "%%" is a literal only right after the '%' ("% %" is an error). */
+        if (s[i] == '%') {
+            if (code_sb_add(&b, "%", 1))
+                goto fail;
+            i++;
+            continue;
         }
         cv v = CV_NULL, owned = CV_NULL;
         if (s[i] == '(') {
@@ -275,22 +282,17 @@ cv code_str_printf(code_vm *vm, cv fmt, cv args)
         }
         size_t ti = i;
         uint32_t type = code_utf8_next(s, &i);
-        if (type == '%') {
-            if (code_sb_add(&b, "%", 1))
-                goto fail_v;
-            code_decref(vm, owned);
-            continue;
-        }
+        /* The argument is taken before the conversion is looked at, as
+         * CPython does: a missing one is the error that wins. */
+        if (!v && !(v = next_arg(&p)))
+            goto fail_v;
         if (!strchr("sradiuoxXeEfFgGc", (int)type) || type == 0) {
             size_t idx = code_str_charindex(code_str_p(fmt), ti);
             code_raise(vm, &code_exc_ValueError,
                        "unsupported format character '%c' (0x%x) at index %zu",
-                       type >= 31 && type <= 126 ? (char)type : '?', type, idx);
+                       type >= 32 && type <= 126 ? (char)type : '?', type, idx);
             goto fail_v;
         }
-        (void)at;
-        if (!v && !(v = next_arg(&p)))
-            goto fail_v;
         if (convert(&p, &b, (char)type, v, &f, zero))
             goto fail_v;
         code_decref(vm, owned);

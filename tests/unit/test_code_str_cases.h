@@ -3116,3 +3116,96 @@ CASE(M(BY("ab"), "center", 0, 0),
 CASE(M(BY("ab"), "title", 1, 0, I(1LL)),
      "!TypeError: bytes.title() takes no arguments (1 given)",
      "b'ab'.title(1)")
+CASE(BIN(CODE_OP_MOD, S("A%.2f%\342\200\250"), TUP(1, I(65LL))),
+     "!TypeError: not enough arguments for format string",
+     "'A%.2f%\\u2028' % (65,)")
+CASE(BIN(CODE_OP_MOD, S("%-5d%\307\205"), TUP(1, I(5LL))),
+     "!TypeError: not enough arguments for format string",
+     "'%-5d%\307\205' % (5,)")
+CASE(BIN(CODE_OP_MOD, S("% %-5d"), TUP(1, TRUE)),
+     "!ValueError: unsupported format character '%' (0x25) at index 2",
+     "'% %-5d' % (True,)")
+CASE(BIN(CODE_OP_MOD, S("%-%10.3g"), TUP(1, I(20LL))),
+     "!ValueError: unsupported format character '%' (0x25) at index 2",
+     "'%-%10.3g' % (20,)")
+CASE(BIN(CODE_OP_MOD, S("%1%5s"), TUP(1, I(65LL))),
+     "!ValueError: unsupported format character '%' (0x25) at index 2",
+     "'%1%5s' % (65,)")
+CASE(BIN(CODE_OP_MOD, S("%5%"), TUP(0)),
+     "!TypeError: not enough arguments for format string",
+     "'%5%' % ()")
+CASE(BIN(CODE_OP_MOD, S("%5%"), TUP(1, I(1LL))),
+     "!ValueError: unsupported format character '%' (0x25) at index 2",
+     "'%5%' % (1,)")
+CASE(BIN(CODE_OP_MOD, S("%(a)%"), DCT(1, S("a"), I(1LL))),
+     "!ValueError: unsupported format character '%' (0x25) at index 4",
+     "'%(a)%' % {'a': 1}")
+CASE(BIN(CODE_OP_MOD, S("% %"), TUP(1, I(1LL))),
+     "!ValueError: unsupported format character '%' (0x25) at index 2",
+     "'% %' % (1,)")
+CASE(BIN(CODE_OP_MOD, S("%s %"), TUP(1, I(1LL))),
+     "!ValueError: incomplete format",
+     "'%s %' % (1,)")
+CASE(BIN(CODE_OP_MOD, S("%(a)"), DCT(1, S("a"), I(1LL))),
+     "!ValueError: incomplete format",
+     "'%(a)' % {'a': 1}")
+CASE(BIN(CODE_OP_MOD, S("%(a)5"), DCT(1, S("a"), I(1LL))),
+     "!ValueError: incomplete format",
+     "'%(a)5' % {'a': 1}")
+CASE(BIN(CODE_OP_MOD, S("%."), TUP(1, I(1LL))),
+     "!ValueError: incomplete format",
+     "'%.' % (1,)")
+CASE(BIN(CODE_OP_MOD, S("%*"), TUP(1, I(1LL))),
+     "!ValueError: incomplete format",
+     "'%*' % (1,)")
+CASE(BIN(CODE_OP_MOD, S("%5"), TUP(0)),
+     "!ValueError: incomplete format",
+     "'%5' % ()")
+CASE(FMT(S("\011\346\227\245"), S(" #05")),
+     "!ValueError: Space not allowed in string format specifier",
+     "format('\\t\346\227\245', ' #05')")
+CASE(FMT(S(""), S(" ")),
+     "!ValueError: Space not allowed in string format specifier",
+     "format('', ' ')")
+CASE(FMT(I(1LL), S(" c")),
+     "!ValueError: Sign not allowed with integer format specifier 'c'",
+     "format(1, ' c')")
+CASE(FMT(FL(0.0), S(">+#04,.1")),
+     "='+0.e+00'",
+     "format(0.0, '>+#04,.1')")
+CASE(FMT(FL(1e+16), S(" #0,")),
+     "=' 1.e+16'",
+     "format(1e+16, ' #0,')")
+CASE(FMT(FL(1e+16), S("#")),
+     "='1.e+16'",
+     "format(1e16, '#')")
+CASE(FMT(FL(1e-07), S("#")),
+     "='1.e-07'",
+     "format(1e-7, '#')")
+CASE(FMT(FL(100.0), S("#.3")),
+     "='1.00e+02'",
+     "format(100.0, '#.3')")
+CASE(FMT(FL(1.5), S("#.3")),
+     "='1.50'",
+     "format(1.5, '#.3')")
+CASE(FMT(FL(0.0), S("#.1")),
+     "='0.e+00'",
+     "format(0.0, '#.1')")
+CASE(FMT(FL(10.0), S("#.2")),
+     "='1.0e+01'",
+     "format(10.0, '#.2')")
+CASE(FMT(FL(123.0), S("#.5")),
+     "='123.00'",
+     "format(123.0, '#.5')")
+CASE(FMT(FL(INFINITY), S("#")),
+     "='inf'",
+     "format(1e308 * 10, '#')")
+CASE(FMT(FL(0.0001), S("#.2")),
+     "='0.00010'",
+     "format(0.0001, '#.2')")
+CASE(FMT(FL(1.0), S("#")),
+     "='1.0'",
+     "format(1.0, '#')")
+CASE(FMT(FL(2.0), S("#.0")),
+     "='2.e+00'",
+     "format(2.0, '#.0')")
