@@ -286,7 +286,7 @@ cv code_str_printf(code_vm *vm, cv fmt, cv args)
          * CPython does: a missing one is the error that wins. */
         if (!v && !(v = next_arg(&p)))
             goto fail_v;
-        if (!strchr("sradiuoxXeEfFgGc", (int)type) || type == 0) {
+        if (type >= 0x80 || type == 0 || !strchr("sradiuoxXeEfFgGc", (int)type)) {
             size_t idx = code_str_charindex(code_str_p(fmt), ti);
             code_raise(vm, &code_exc_ValueError,
                        "unsupported format character '%c' (0x%x) at index %zu",

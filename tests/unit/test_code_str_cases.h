@@ -3209,3 +3209,39 @@ CASE(FMT(FL(1.0), S("#")),
 CASE(FMT(FL(2.0), S("#.0")),
      "='2.e+00'",
      "format(2.0, '#.0')")
+CASE(M(S("abc"), "startswith", 3, 0, S(""), I(2LL), I(1LL)),
+     "=False",
+     "'abc'.startswith('', 2, 1)")
+CASE(M(S("abc"), "endswith", 3, 0, S(""), I(2LL), I(1LL)),
+     "=False",
+     "'abc'.endswith('', 2, 1)")
+CASE(M(S("abc"), "find", 3, 0, S(""), I(2LL), I(1LL)),
+     "=-1",
+     "'abc'.find('', 2, 1)")
+CASE(M(S("abc"), "rfind", 3, 0, S(""), I(2LL), I(1LL)),
+     "=-1",
+     "'abc'.rfind('', 2, 1)")
+CASE(M(S("abc"), "count", 3, 0, S(""), I(2LL), I(1LL)),
+     "=0",
+     "'abc'.count('', 2, 1)")
+CASE(M(S("abc"), "index", 3, 0, S(""), I(2LL), I(1LL)),
+     "!ValueError: substring not found",
+     "'abc'.index('', 2, 1)")
+CASE(M(S("\302\205.\303\211\307\205\303\211x-1"), "count", 3, 0, S(""), I(-3LL), I(0LL)),
+     "=0",
+     "'\\x85.\303\211\307\205\303\211x-1'.count('', -3, 0)")
+CASE(M(BY("abc"), "startswith", 3, 0, BY(""), I(2LL), I(1LL)),
+     "=False",
+     "b'abc'.startswith(b'', 2, 1)")
+CASE(M(BY("abc"), "find", 3, 0, BY(""), I(2LL), I(1LL)),
+     "=-1",
+     "b'abc'.find(b'', 2, 1)")
+CASE(M(BY("abc"), "count", 3, 0, BY(""), I(2LL), I(1LL)),
+     "=0",
+     "b'abc'.count(b'', 2, 1)")
+CASE(BIN(CODE_OP_MOD, S("%\331\243%x1\342\200\250"), TUP(1, NONE)),
+     "!ValueError: unsupported format character '\077' (0x663) at index 1",
+     "'%\331\243%x1\\u2028' % (None,)")
+CASE(BIN(CODE_OP_MOD, S("%c"), TUP(1, NONE)),
+     "!TypeError: %c requires int or char",
+     "'%c' % (None,)")
