@@ -43,8 +43,11 @@ static int convert(pf *p, code_sb *out, char type, cv v, const code_fspec *f0, b
         cv s = type == 's' ? code_str_of(vm, v) : type == 'r' ? code_repr(vm, v) : code_ascii_of(vm, v);
         if (!s)
             return -1;
+        /* Only width, precision and '-' count for text. */
         code_fspec g = *f0;
         g.type = 0;
+        g.sign = 0;
+        g.alt = false;
         int rc = code_fmt_str(out, &g, code_str_cstr(s), code_str_len(s), code_str_p(s)->nchars);
         code_decref(vm, s);
         return rc;
@@ -144,6 +147,8 @@ static int convert(pf *p, code_sb *out, char type, cv v, const code_fspec *f0, b
         code_fspec g = *f0;
         g.prec = -1;
         g.type = 0;
+        g.sign = 0;
+        g.alt = false;
         return code_fmt_str(out, &g, u, n, 1);
     }
     default:

@@ -1,4 +1,15 @@
-import random, sys
+#!/usr/bin/python3
+"""Random expressions over str and bytes for differential runs against
+CPython: writes N lines in the format of code_str_cases.txt.
+
+    python3 tests/unit/gen_code_str_random.py SEED N > /tmp/cases.txt
+    python3 tests/unit/gen_code_str_cases.py < /tmp/cases.txt \
+        > tests/unit/test_code_str_cases.h     # then build and run test_code_str
+    git checkout tests/unit/test_code_str_cases.h
+"""
+import random
+import sys
+
 random.seed(int(sys.argv[1]))
 alpha = ['a','b','A','B',' ','\t','\n','é','É','ß','Σ','σ','ς','日','1','٣','_','-',',','.','\r','\x85','\u2028','ǅ','ﬁ','İ','0','%','{','}','x','X','\x00','\u3000']
 def rs(n=None):
@@ -47,6 +58,24 @@ for _ in range(int(sys.argv[2])):
         fmtc = random.choice(['%s','%r','%a','%d','%5d','%-5d','%05d','%x','%#X','%o','%e','%.2f','%10.3g','%c','%%','%+d','% d','%5s','%-6r','%.1s'])
         v = random.choice([repr(rs()), str(ri()), '1.5', '-0.5', 'True', 'None', '65'])
         out.append(f"{rs(2) + fmtc + rs(2)!r} % ({v},)")
+    elif k < 0.95:
+        fl = ''.join(random.sample('-+ #0', random.randint(0, 3)))
+        w = random.choice(['', '5', '12', '*'])
+        pr = random.choice(['', '.0', '.3', '.*'])
+        t = random.choice('sradiouxXeEfFgGc')
+        v = random.choice([repr(rs()), str(ri()), '2.5', '-1e-3', '1e20', 'True', '97'])
+        extra = [str(random.randint(-6, 6)) for x in (w, pr) if '*' in x]
+        args = ', '.join(extra + [v])
+        out.append(f"{'%' + fl + w + pr + t!r} % ({args},)")
+    elif k < 0.98:
+        b = repr(rs().encode('utf-8', 'replace')[:6])
+        m = random.choice(['split()', 'strip()', 'upper()', 'title()', 'hex()', "hex(':')",
+                           'decode()', "decode('ascii', 'replace')", "decode('latin-1')",
+                           'isalpha()', 'isdigit()', 'islower()', 'istitle()', 'splitlines()',
+                           "find(b'a')", "count(b'')", "replace(b'a', b'xy')", "partition(b' ')",
+                           "center(9, b'*')", "zfill(7)", "split(b'a', 1)", "rsplit(None, 1)",
+                           "startswith(b'a')", "removeprefix(b'\\xc3')", 'swapcase()'])
+        out.append(f"{b}.{m}")
     else:
         parts = random.choice(['{}', '{0}', '{:>5}', '{!r}', '{0!s:^6}', '{:{}}', '{a}', '{0[0]}', '{{', '}}', '{:.2}'])
         out.append(f"{rs(2) + parts + rs(2)!r}.format({rs(3)!r}, 3, a={rs(2)!r})")
