@@ -47,8 +47,8 @@ static int teardown(void **state)
 #define FALSE CODE_FALSE
 #define TYPE(t) cv_of(t)
 
-static cv I(long long i) { return code_int_from_i64(V, i); }
-static cv FL(double d) { return code_float_new(V, d); }
+__attribute__((unused)) static cv I(long long i) { return code_int_from_i64(V, i); }
+__attribute__((unused)) static cv FL(double d) { return code_float_new(V, d); }
 
 static void drop(cv *v, size_t n)
 {
