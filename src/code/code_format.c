@@ -535,7 +535,8 @@ cv code_format(code_vm *vm, cv value, cv spec)
     const char *s = code_str_cstr(spec);
     size_t n = code_str_len(spec);
     int kind = cv_kind(value);
-    if (n == 0 && kind != CODE_K_FLOAT && kind != CODE_K_INT)
+    /* An empty spec is str(value) for every type (f"{x}"'s common case). */
+    if (n == 0)
         return code_str_of(vm, value);
     code_fspec f;
     code_sb b;
