@@ -213,10 +213,15 @@ cv code_str_printf(code_vm *vm, cv fmt, cv args)
             cv key = code_str_new(vm, s + k0, i - 1 - k0);
             if (!key)
                 goto fail;
-            owned = v = code_getitem(vm, args, key);
+            owned = code_getitem(vm, args, key);
             code_decref(vm, key);
-            if (!v)
+            if (!owned)
                 goto fail;
+            /* As CPython: the value becomes the one argument left, for a
+             * '*' as much as for the conversion ("%(a)*d" runs short). */
+            p.items = &owned;
+            p.n = 1;
+            p.next = 0;
             used_key = true;
         }
         code_fspec f;
@@ -289,7 +294,7 @@ cv code_str_printf(code_vm *vm, cv fmt, cv args)
         uint32_t type = code_utf8_next(s, &i);
         /* The argument is taken before the conversion is looked at, as
          * CPython does: a missing one is the error that wins. */
-        if (!v && !(v = next_arg(&p)))
+        if (!(v = next_arg(&p)))
             goto fail_v;
         if (type >= 0x80 || type == 0 || !strchr("sradiuoxXeEfFgGc", (int)type)) {
             size_t idx = code_str_charindex(code_str_p(fmt), ti);
@@ -300,6 +305,8 @@ cv code_str_printf(code_vm *vm, cv fmt, cv args)
         }
         if (convert(&p, &b, (char)type, v, &f, zero))
             goto fail_v;
+        if (owned)
+            p.n = p.next = 0;
         code_decref(vm, owned);
         continue;
     fail_v:

@@ -3245,3 +3245,24 @@ CASE(BIN(CODE_OP_MOD, S("%\331\243%x1\342\200\250"), TUP(1, NONE)),
 CASE(BIN(CODE_OP_MOD, S("%c"), TUP(1, NONE)),
      "!TypeError: %c requires int or char",
      "'%c' % (None,)")
+CASE(BIN(CODE_OP_MOD, S("%(a)s %s"), DCT(1, S("a"), I(1LL))),
+     "!TypeError: not enough arguments for format string",
+     "'%(a)s %s' % {'a': 1}")
+CASE(BIN(CODE_OP_MOD, S("%(a)*d"), DCT(1, S("a"), I(3LL))),
+     "!TypeError: not enough arguments for format string",
+     "'%(a)*d' % {'a': 3}")
+CASE(BIN(CODE_OP_MOD, S("%(a)*d|"), DCT(1, S("a"), S("x"))),
+     "!TypeError: * wants int",
+     "'%(a)*d|' % {'a': 'x'}")
+CASE(BIN(CODE_OP_MOD, S("%(a).*f"), DCT(1, S("a"), I(2LL))),
+     "!TypeError: not enough arguments for format string",
+     "'%(a).*f' % {'a': 2}")
+CASE(BIN(CODE_OP_MOD, S("%s %(a)s %s"), DCT(1, S("a"), I(1LL))),
+     "!TypeError: not enough arguments for format string",
+     "'%s %(a)s %s' % {'a': 1}")
+CASE(BIN(CODE_OP_MOD, S("%(a)s %(a)s"), DCT(1, S("a"), I(1LL))),
+     "='1 1'",
+     "'%(a)s %(a)s' % {'a': 1}")
+CASE(BIN(CODE_OP_MOD, S("%(a)s"), LST(1, I(1LL))),
+     "!TypeError: list indices must be integers or slices, not str",
+     "'%(a)s' % [1]")
