@@ -150,6 +150,13 @@ static cv bytes_binop(code_vm *vm, int op, cv a, cv b)
     return CODE_NOTIMPL;
 }
 
+/* b += x, b *= n: bytes' own errors ("can't concat str to bytes"), which
+ * CPython reports for the augmented forms too. */
+static cv bytes_inplace(code_vm *vm, int op, cv a, cv b)
+{
+    return bytes_binop(vm, op, a, b);
+}
+
 static ssize_t bytes_len(code_vm *vm, cv self)
 {
     (void)vm;
@@ -345,6 +352,7 @@ const code_type code_type_bytes = {
     .hash = bytes_hash,
     .compare = bytes_compare,
     .binop = bytes_binop,
+    .inplace = bytes_inplace,
     .len = bytes_len,
     .iter = bytes_iter,
     .getitem = bytes_getitem,

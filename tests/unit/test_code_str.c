@@ -481,6 +481,23 @@ static void test_inplace_append(void **state)
     code_decref(V, e);
     code_decref(V, s);
     code_decref(V, piece);
+    /* bytes too. */
+    cv b = BY("a");
+    r = code_binop_inplace(V, CODE_OP_ADD, b, cv_from_small(1));
+    assert_true(r == CV_NULL);
+    e = code_exc_fetch(V);
+    m = code_exc_str(V, e);
+    assert_string_equal(code_str_cstr(m), "can't concat int to bytes");
+    code_decref(V, m);
+    code_decref(V, e);
+    r = code_binop_inplace(V, CODE_OP_SUB, b, b);
+    assert_true(r == CV_NULL);
+    e = code_exc_fetch(V);
+    m = code_exc_str(V, e);
+    assert_string_equal(code_str_cstr(m), "unsupported operand type(s) for -=: 'bytes' and 'bytes'");
+    code_decref(V, m);
+    code_decref(V, e);
+    code_decref(V, b);
 }
 
 /* Iterating a str by code points, and its iterator's end. */
