@@ -147,6 +147,8 @@ static cv bytes_binop(code_vm *vm, int op, cv a, cv b)
             memcpy(o->s + i * B(s)->len, B(s)->s, B(s)->len);
         return cv_of(o);
     }
+    if (op == CODE_OP_MOD && ab)
+        return code_bytes_printf(vm, a, b);
     return CODE_NOTIMPL;
 }
 

@@ -3266,3 +3266,69 @@ CASE(BIN(CODE_OP_MOD, S("%(a)s %(a)s"), DCT(1, S("a"), I(1LL))),
 CASE(BIN(CODE_OP_MOD, S("%(a)s"), LST(1, I(1LL))),
      "!TypeError: list indices must be integers or slices, not str",
      "'%(a)s' % [1]")
+CASE(BIN(CODE_OP_MOD, BY("%s"), S("a")),
+     "!TypeError: %b requires a bytes-like object, or an object that implements __bytes__, not 'str'",
+     "b'%s' % 'a'")
+CASE(BIN(CODE_OP_MOD, BY("%s %s"), TUP(2, BY("a"), I(1LL))),
+     "!TypeError: %b requires a bytes-like object, or an object that implements __bytes__, not 'int'",
+     "b'%s %s' % (b'a', 1)")
+CASE(BIN(CODE_OP_MOD, BY("%d %x %5.2f"), TUP(3, I(1LL), I(255LL), FL(2.5))),
+     "=b'1 ff  2.50'",
+     "b'%d %x %5.2f' % (1, 255, 2.5)")
+CASE(BIN(CODE_OP_MOD, BY("%c"), I(300LL)),
+     "!OverflowError: %c arg not in range(256)",
+     "b'%c' % 300")
+CASE(BIN(CODE_OP_MOD, BY("%c"), S("a")),
+     "!TypeError: %c requires an integer in range(256) or a single byte",
+     "b'%c' % 'a'")
+CASE(BIN(CODE_OP_MOD, BY("%c%c"), TUP(2, I(65LL), BY("B"))),
+     "=b'AB'",
+     "b'%c%c' % (65, b'B')")
+CASE(BIN(CODE_OP_MOD, BY("%r"), S("\303\251")),
+     "=b\"'\\\\xe9'\"",
+     "b'%r' % '\303\251'")
+CASE(BIN(CODE_OP_MOD, BY("%a"), BY("x")),
+     "=b\"b'x'\"",
+     "b'%a' % b'x'")
+CASE(BIN(CODE_OP_MOD, BY("%s"), TUP(2, BY("a"), BY("b"))),
+     "!TypeError: not all arguments converted during bytes formatting",
+     "b'%s' % (b'a', b'b')")
+CASE(BIN(CODE_OP_MOD, BY("%s %s"), TUP(1, BY("a"))),
+     "!TypeError: not enough arguments for format string",
+     "b'%s %s' % (b'a',)")
+CASE(BIN(CODE_OP_MOD, BY("%(a)s"), DCT(1, BY("a"), BY("x"))),
+     "=b'x'",
+     "b'%(a)s' % {b'a': b'x'}")
+CASE(BIN(CODE_OP_MOD, BY("%z"), I(1LL)),
+     "!ValueError: unsupported format character 'z' (0x7a) at index 1",
+     "b'%z' % 1")
+CASE(BIN(CODE_OP_MOD, BY("%-5s|"), BY("ab")),
+     "=b'ab   |'",
+     "b'%-5s|' % b'ab'")
+CASE(BIN(CODE_OP_MOD, BY("%.1s"), BY("ab")),
+     "=b'a'",
+     "b'%.1s' % b'ab'")
+CASE(BIN(CODE_OP_MOD, BY("%b"), BY("z")),
+     "=b'z'",
+     "b'%b' % b'z'")
+CASE(BIN(CODE_OP_MOD, BY("\377%d"), I(1LL)),
+     "=b'\\xff1'",
+     "b'\\xff%d' % 1")
+CASE(BIN(CODE_OP_MOD, BY("%"), TUP(0)),
+     "!ValueError: incomplete format",
+     "b'%' % ()")
+CASE(BIN(CODE_OP_MOD, BY("100%%"), TUP(0)),
+     "=b'100%'",
+     "b'100%%' % ()")
+CASE(BIN(CODE_OP_MOD, BY("%5c|"), I(65LL)),
+     "=b'    A|'",
+     "b'%5c|' % 65")
+CASE(BIN(CODE_OP_MOD, BY("%05.1f%%"), FL(99.44)),
+     "=b'099.4%'",
+     "b'%05.1f%%' % 99.44")
+CASE(BIN(CODE_OP_MOD, BY("abc"), TUP(0)),
+     "=b'abc'",
+     "b'abc' % ()")
+CASE(BIN(CODE_OP_MOD, BY("abc"), I(1LL)),
+     "!TypeError: not all arguments converted during bytes formatting",
+     "b'abc' % 1")
