@@ -1,0 +1,83 @@
+/* Code mode's library: the builtins, import and the json, re and datetime
+ * modules. Private declarations shared by code_builtins*.c, code_import.c and
+ * code_mod_*.c. */
+#ifndef CELLA_CODE_LIB_H
+#define CELLA_CODE_LIB_H
+
+#include "code/code_val.h"
+#include "code/code_vm.h"
+
+/* Header of a static, immortal object (types, builtin functions). */
+#define CODE_STATIC_HDR(t) { (t), CODE_RC_IMMORTAL, 0 }
+/* A static builtin function object. */
+#define CODE_CFUNC(var, pyname, fn)                                                 \
+    code_cfunc_obj var = { CODE_STATIC_HDR(&code_type_cfunc), (pyname), (fn), CV_NULL }
+
+/* The numbers part's helpers (code_int.c, code_float.c). Declared again here
+ * so the library compiles before they land in code_val.h; identical
+ * prototypes are allowed twice. */
+cv code_num_round(code_vm *vm, cv x, cv ndigits);
+cv code_num_divmod(code_vm *vm, cv a, cv b);
+cv code_num_abs(code_vm *vm, cv x);
+cv code_num_pow3(code_vm *vm, cv base, cv exp, cv mod);
+cv code_int_to_str_base(code_vm *vm, cv v, int base);
+
+/* ---- helpers (code_builtins.c) ------------------------------------------- */
+
+/* NotImplementedError "'name' is not supported in code mode". */
+cv code_lib_refuse(code_vm *vm, const char *name);
+/* d[name] = v for a module's dict (v borrowed). */
+int code_lib_set(code_vm *vm, cv dict, const char *name, cv v);
+/* The same, stealing v (which may be CV_NULL: then -1, the error set). */
+int code_lib_set_steal(code_vm *vm, cv dict, const char *name, cv v);
+/* True when v is a type object (a static type or a heap exception type). */
+bool code_lib_is_type(cv v);
+static inline const code_type *code_lib_as_type(cv v) { return (const code_type *)cv_obj(v); }
+/* isinstance(v, t) for one type. */
+bool code_lib_isinstance(cv v, const code_type *t);
+/* Byte offset of code point i in s (i <= nchars), and back. */
+size_t code_lib_u8_offset(cv s, size_t i);
+size_t code_lib_u8_index(cv s, size_t off);
+/* Decodes one UTF-8 code point at p (valid UTF-8); returns its length. */
+size_t code_lib_u8_dec(const unsigned char *p, uint32_t *cp);
+/* Encodes cp; returns the length (1..4). */
+size_t code_lib_u8_enc(uint32_t cp, char *out);
+/* Keyword arguments of a builtin that takes *args too: names is a
+ * NULL-terminated list, out[i] receives the value given for names[i]
+ * (borrowed; left alone when absent). An unknown name is CPython's TypeError
+ * "'x' is an invalid keyword argument for fname()". */
+int code_lib_kw(code_vm *vm, const char *fname, cv *args, size_t nargs, cv kwnames,
+                const char *const *names, cv *out);
+/* StopIteration with no arguments. */
+cv code_lib_stop(code_vm *vm);
+
+/* ---- builtin iterator types (code_builtins_iter.c) ---------------------------- */
+
+extern const code_type code_type_enumerate, code_type_zip, code_type_map,
+    code_type_filter, code_type_reversed;
+
+/* ---- builtins that compute (code_builtins_num.c) ----------------------------- */
+
+cv code_bi_sum(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_bi_min(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_bi_max(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_bi_sorted(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_bi_all(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_bi_any(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_bi_abs(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_bi_round(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_bi_divmod(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_bi_pow(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+
+/* ---- modules ------------------------------------------------------------------ */
+
+/* A module object of that name over dict (stolen); code_type_module is
+ * defined in code_import.c. */
+cv code_module_new(code_vm *vm, const char *name, cv dict);
+
+/* json (code_mod_json*.c) */
+cv code_json_dumps_value(code_vm *vm, cv obj, cv indent, bool sort_keys, cv item_sep,
+                         cv key_sep, bool ensure_ascii, cv dflt, bool allow_nan);
+cv code_json_loads_text(code_vm *vm, const char *s, size_t n);
+
+#endif
