@@ -81,17 +81,17 @@ typedef enum code_step_kind {
     CODE_STEP_COMPLETE, CODE_STEP_CALL, CODE_STEP_ERROR,
 } code_step_kind;
 
-typedef struct code_call {
+typedef struct code_hostcall {
     uint64_t id;                 /* unique within the run, from 1 */
     char *function;
     char *args_json;             /* a JSON array */
     char *kwargs_json;           /* a JSON object */
-} code_call;
+} code_hostcall;
 
 typedef struct code_step {
     code_step_kind kind;
     char *result_json;           /* COMPLETE */
-    code_call *calls;            /* CALL: the calls new in this step */
+    code_hostcall *calls;           /* CALL: the calls new in this step */
     size_t ncalls;
     uint64_t *pending;           /* CALL: every unanswered call id */
     size_t npending;

@@ -66,7 +66,7 @@ enum code_kind {
     CODE_K_STR, CODE_K_BYTES, CODE_K_LIST, CODE_K_TUPLE, CODE_K_DICT, CODE_K_SET,
     CODE_K_FROZENSET, CODE_K_RANGE, CODE_K_SLICE, CODE_K_TYPE, CODE_K_EXC,
     CODE_K_FUNC, CODE_K_CFUNC, CODE_K_METHOD, CODE_K_MODULE, CODE_K_CELL,
-    CODE_K_ITER /* any iterator (code_iter) */, CODE_K_CORO, CODE_K_NOTIMPL,
+    CODE_K_ITER /* any iterator (code_iterobj) */, CODE_K_CORO, CODE_K_NOTIMPL,
     CODE_K_ELLIPSIS, CODE_K_OTHER /* datetime, re objects...: their own structs */,
 };
 
@@ -109,6 +109,9 @@ struct code_type {
     cv (*compare)(code_vm *vm, cv a, cv b, int op);
     /* a op b where a or b has this type: CODE_NOTIMPL when unsupported. */
     cv (*binop)(code_vm *vm, int op, cv a, cv b);
+    /* a op= b in place (list +=, set |=, dict |=): the same a, increfed, or
+     * CODE_NOTIMPL to fall back to binop. NULL: always binop. */
+    cv (*inplace)(code_vm *vm, int op, cv a, cv b);
     cv (*unop)(code_vm *vm, int op, cv a);
     int (*truth)(code_vm *vm, cv self);           /* NULL: len if any, else true */
     ssize_t (*len)(code_vm *vm, cv self);
@@ -223,7 +226,7 @@ typedef struct code_module_obj {
 typedef struct code_cell { code_obj ob; cv v; } code_cell;   /* v CV_NULL: empty */
 
 /* Every builtin iterator: a state struct of its own after this header. */
-typedef struct code_iter { code_obj ob; } code_iter;
+typedef struct code_iterobj { code_obj ob; } code_iterobj;
 
 /* ---- immortal singletons ------------------------------------------------ */
 
@@ -350,16 +353,24 @@ cv code_call_method(code_vm *vm, cv obj, const char *name, cv *args, size_t narg
                     cv kwnames);
 cv code_call(code_vm *vm, cv callable, cv *args, size_t nargs, cv kwnames);
 const char *code_type_name(cv v);
+/* A builtin function (self CV_NULL) or a bound builtin method (self
+ * increfed, passed as args[0]) (code_obj.c). */
+cv code_cfunc_new(code_vm *vm, const char *name, code_cfunc fn, cv self);
+/* fn(self, *args, **kw) with self put in front of the arguments. */
+cv code_call_with_self(code_vm *vm, code_cfunc fn, cv self, cv *args, size_t nargs, cv kw);
+/* A type's method by name, looked up along its bases; NULL if none. */
+const code_method *code_type_method(const code_type *t, const char *name);
 /* Symbols of the binary operators, "+", "//", ... for messages. */
 const char *code_binop_symbol(int op);
 
-/* Argument parsing for builtins (code_args.c). spec is a list of parameter
- * names separated by commas: a leading '|' before a name starts the optional
- * ones, '$' the keyword-only ones, '/' (after a name) ends the positional-only
- * ones. Outputs are cv* in order; optional ones not given are left as they
- * were. Borrowed references. Raises CPython's TypeErrors ("f() takes at most
- * 2 arguments (3 given)", "f() got an unexpected keyword argument 'x'").
- *   code_args(vm, "sorted", args, nargs, kw, "iterable,/,|$key,reverse", &it, &key, &rev) */
+/* Argument parsing for builtins (code_args.c). spec lists the parameters
+ * separated by commas, as a Python signature would: "/" after the
+ * positional-only ones, "*" before the keyword-only ones, and a '|' before
+ * the first optional name (it and every later one are optional). Outputs are
+ * cv* in order; optional ones not given are left as they were. Borrowed
+ * references. Raises CPython's TypeErrors ("f() takes at most 2 arguments (3
+ * given)", "f() got an unexpected keyword argument 'x'").
+ *   code_args(vm, "sorted", args, nargs, kw, "iterable,/,*,|key,reverse", &it, &key, &rev) */
 int code_args(code_vm *vm, const char *fname, cv *args, size_t nargs, cv kwnames,
               const char *spec, ...);
 /* No keywords allowed; between min and max positional arguments. */

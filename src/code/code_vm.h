@@ -26,9 +26,17 @@ struct code_vm {
     cv builtins_cache;           /* optional: owned by code_builtins.c */
     cv modules;                  /* dict name -> module, owned by code_import */
     void *hostdata;              /* code_run.c */
+    cv nomem;                    /* a MemoryError made in advance: raising it
+                                  * needs no memory */
+    uint64_t next_id;            /* id() and reprs: deterministic numbers */
 };
 
-/* Creates/destroys a vm and its heap (code_heap.c). */
+/* The run's heap (code_heap.c): code_vm_init creates it. */
+int code_heap_create(code_vm *vm);
+void code_heap_destroy(code_vm *vm);
+
+/* Creates/destroys a vm and its heap (code_obj.c). limits as given: 0
+ * fields get code_run.h's defaults. */
 int code_vm_init(code_vm *vm, const code_limits *limits, code_alloc_fn alloc, void *ud);
 void code_vm_destroy(code_vm *vm);
 

@@ -1,0 +1,296 @@
+/* Exceptions: the builtin hierarchy (CPython 3.11's, restricted to what code
+ * mode can raise or catch), instances, and raising. */
+#include "code/code_vm.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void exc_dealloc(code_vm *vm, code_obj *o)
+{
+    code_exc *e = (code_exc *)o;
+    code_decref(vm, e->args);
+    code_decref(vm, e->cause);
+    code_decref(vm, e->context);
+}
+
+static size_t exc_nargs(cv exc)
+{
+    code_exc *e = (code_exc *)cv_obj(exc);
+    return e->args ? ((code_tuple *)cv_obj(e->args))->n : 0;
+}
+
+static cv exc_arg0(cv exc)
+{
+    return ((code_tuple *)cv_obj(((code_exc *)cv_obj(exc))->args))->v[0];
+}
+
+cv code_exc_str(code_vm *vm, cv exc)
+{
+    size_t n = exc_nargs(exc);
+    if (n == 0)
+        return code_str_new(vm, "", 0);
+    if (n == 1) {
+        /* KeyError('a') shows as 'a': the key's repr, as CPython. */
+        if (code_type_is_sub(cv_type(exc), &code_exc_KeyError))
+            return code_repr(vm, exc_arg0(exc));
+        return code_str_of(vm, exc_arg0(exc));
+    }
+    return code_repr(vm, ((code_exc *)cv_obj(exc))->args);
+}
+
+static cv exc_repr(code_vm *vm, cv self)
+{
+    code_sb b;
+    code_sb_init(&b, vm);
+    code_sb_addc(&b, cv_type(self)->name);
+    size_t n = exc_nargs(self);
+    if (n == 1) {
+        code_sb_addc(&b, "(");
+        code_sb_repr(&b, exc_arg0(self));
+        code_sb_addc(&b, ")");
+    } else if (n == 0) {
+        code_sb_addc(&b, "()");
+    } else {
+        code_sb_repr(&b, ((code_exc *)cv_obj(self))->args);
+    }
+    return code_sb_finish(&b);
+}
+
+static cv exc_getattr(code_vm *vm, cv self, const char *name)
+{
+    code_exc *e = (code_exc *)cv_obj(self);
+    if (!strcmp(name, "args"))
+        return code_incref(e->args ? e->args : CODE_EMPTY_TUPLE);
+    if (!strcmp(name, "__cause__"))
+        return code_incref(e->cause ? e->cause : CODE_NONE);
+    if (!strcmp(name, "__context__"))
+        return code_incref(e->context ? e->context : CODE_NONE);
+    if (!strcmp(name, "__suppress_context__"))
+        return code_bool(e->suppress_context);
+    if (!strcmp(name, "__class__"))
+        return cv_of(cv_type(self));
+    /* StopIteration.value, and the message of the errors that have one. */
+    if (!strcmp(name, "value") && code_type_is_sub(cv_type(self), &code_exc_StopIteration))
+        return code_incref(exc_nargs(self) ? exc_arg0(self) : CODE_NONE);
+    if (!strcmp(name, "msg") && exc_nargs(self) &&
+        (code_type_is_sub(cv_type(self), &code_exc_SyntaxError) ||
+         code_type_is_sub(cv_type(self), &code_exc_JSONDecodeError) ||
+         code_type_is_sub(cv_type(self), &code_exc_re_error)))
+        return code_incref(exc_arg0(self));
+    (void)vm;
+    return CV_NULL;
+}
+
+static cv exc_type_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kw)
+{
+    if (kw)
+        return code_raise(vm, &code_exc_TypeError, "%s() takes no keyword arguments", t->name);
+    cv tup = code_tuple_new(vm, nargs);
+    if (!tup)
+        return CV_NULL;
+    for (size_t i = 0; i < nargs; i++)
+        ((code_tuple *)cv_obj(tup))->v[i] = code_incref(args[i]);
+    return code_exc_new(vm, t, tup);
+}
+
+static int exc_hash(code_vm *vm, cv self, uint64_t *h)
+{
+    (void)vm;
+    *h = (uint64_t)self >> 4;
+    return 0;
+}
+
+static cv exc_compare(code_vm *vm, cv a, cv b, int op)
+{
+    (void)vm;
+    if (op == CODE_CMP_EQ)
+        return code_bool(a == b);
+    if (op == CODE_CMP_NE)
+        return code_bool(a != b);
+    return CODE_NOTIMPL;
+}
+
+#define EXC(var, pyname, parent)                                                  \
+    const code_type var = {                                                       \
+        .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},                  \
+        .name = pyname, .base = parent, .kind = CODE_K_EXC, .dealloc = exc_dealloc, \
+        .repr = exc_repr, .str = code_exc_str, .hash = exc_hash,                  \
+        .compare = exc_compare, .getattr = exc_getattr, .new = exc_type_new,      \
+    }
+
+EXC(code_exc_BaseException, "BaseException", NULL);
+EXC(code_exc_Exception, "Exception", &code_exc_BaseException);
+EXC(code_exc_KeyboardInterrupt, "KeyboardInterrupt", &code_exc_BaseException);
+EXC(code_exc_GeneratorExit, "GeneratorExit", &code_exc_BaseException);
+EXC(code_exc_SystemExit, "SystemExit", &code_exc_BaseException);
+EXC(code_exc_ArithmeticError, "ArithmeticError", &code_exc_Exception);
+EXC(code_exc_ZeroDivisionError, "ZeroDivisionError", &code_exc_ArithmeticError);
+EXC(code_exc_OverflowError, "OverflowError", &code_exc_ArithmeticError);
+EXC(code_exc_LookupError, "LookupError", &code_exc_Exception);
+EXC(code_exc_IndexError, "IndexError", &code_exc_LookupError);
+EXC(code_exc_KeyError, "KeyError", &code_exc_LookupError);
+EXC(code_exc_ValueError, "ValueError", &code_exc_Exception);
+EXC(code_exc_UnicodeError, "UnicodeError", &code_exc_ValueError);
+EXC(code_exc_UnicodeDecodeError, "UnicodeDecodeError", &code_exc_UnicodeError);
+EXC(code_exc_UnicodeEncodeError, "UnicodeEncodeError", &code_exc_UnicodeError);
+EXC(code_exc_TypeError, "TypeError", &code_exc_Exception);
+EXC(code_exc_NameError, "NameError", &code_exc_Exception);
+EXC(code_exc_UnboundLocalError, "UnboundLocalError", &code_exc_NameError);
+EXC(code_exc_AttributeError, "AttributeError", &code_exc_Exception);
+EXC(code_exc_RuntimeError, "RuntimeError", &code_exc_Exception);
+EXC(code_exc_NotImplementedError, "NotImplementedError", &code_exc_RuntimeError);
+EXC(code_exc_RecursionError, "RecursionError", &code_exc_RuntimeError);
+EXC(code_exc_MemoryError, "MemoryError", &code_exc_Exception);
+EXC(code_exc_OSError, "OSError", &code_exc_Exception);
+EXC(code_exc_TimeoutError, "TimeoutError", &code_exc_OSError);
+EXC(code_exc_FileNotFoundError, "FileNotFoundError", &code_exc_OSError);
+EXC(code_exc_PermissionError, "PermissionError", &code_exc_OSError);
+EXC(code_exc_AssertionError, "AssertionError", &code_exc_Exception);
+EXC(code_exc_StopIteration, "StopIteration", &code_exc_Exception);
+EXC(code_exc_StopAsyncIteration, "StopAsyncIteration", &code_exc_Exception);
+EXC(code_exc_ImportError, "ImportError", &code_exc_Exception);
+EXC(code_exc_ModuleNotFoundError, "ModuleNotFoundError", &code_exc_ImportError);
+EXC(code_exc_SyntaxError, "SyntaxError", &code_exc_Exception);
+EXC(code_exc_JSONDecodeError, "JSONDecodeError", &code_exc_ValueError);
+EXC(code_exc_re_error, "error", &code_exc_Exception);
+
+static const code_type *const exc_all[] = {
+    &code_exc_BaseException, &code_exc_Exception, &code_exc_KeyboardInterrupt,
+    &code_exc_GeneratorExit, &code_exc_SystemExit, &code_exc_ArithmeticError,
+    &code_exc_ZeroDivisionError, &code_exc_OverflowError, &code_exc_LookupError,
+    &code_exc_IndexError, &code_exc_KeyError, &code_exc_ValueError, &code_exc_UnicodeError,
+    &code_exc_UnicodeDecodeError, &code_exc_UnicodeEncodeError, &code_exc_TypeError,
+    &code_exc_NameError, &code_exc_UnboundLocalError, &code_exc_AttributeError,
+    &code_exc_RuntimeError, &code_exc_NotImplementedError, &code_exc_RecursionError,
+    &code_exc_MemoryError, &code_exc_OSError, &code_exc_TimeoutError,
+    &code_exc_FileNotFoundError, &code_exc_PermissionError, &code_exc_AssertionError,
+    &code_exc_StopIteration, &code_exc_StopAsyncIteration, &code_exc_ImportError,
+    &code_exc_ModuleNotFoundError, &code_exc_SyntaxError,
+};
+
+const code_type *code_exc_type_by_name(const char *name)
+{
+    for (size_t i = 0; i < sizeof(exc_all) / sizeof(exc_all[0]); i++)
+        if (!strcmp(exc_all[i]->name, name))
+            return exc_all[i];
+    return NULL;
+}
+
+bool code_type_is_sub(const code_type *t, const code_type *t2)
+{
+    for (; t; t = t->base)
+        if (t == t2)
+            return true;
+    return false;
+}
+
+cv code_exc_new(code_vm *vm, const code_type *t, cv args)
+{
+    code_exc *e = code_obj_new(vm, t, sizeof(code_exc));
+    if (!e) {
+        code_decref(vm, args);
+        return CV_NULL;
+    }
+    e->args = args;
+    e->line = vm->line;
+    return cv_of(e);
+}
+
+cv code_raise_obj(code_vm *vm, cv exc)
+{
+    if (cv_kind(exc) == CODE_K_TYPE) {
+        const code_type *t = (const code_type *)cv_obj(exc);
+        if (t->kind != CODE_K_EXC) {
+            code_decref(vm, exc);
+            return code_raise(vm, &code_exc_TypeError,
+                              "exceptions must derive from BaseException");
+        }
+        cv inst = code_exc_new(vm, t, CODE_EMPTY_TUPLE);
+        code_decref(vm, exc);
+        if (!inst)
+            return CV_NULL;
+        exc = inst;
+    } else if (cv_kind(exc) != CODE_K_EXC) {
+        code_decref(vm, exc);
+        return code_raise(vm, &code_exc_TypeError, "exceptions must derive from BaseException");
+    }
+    code_setref(vm, &vm->exc, exc);
+    return CV_NULL;
+}
+
+cv code_raise_nomem(code_vm *vm)
+{
+    code_setref(vm, &vm->exc, code_incref(vm->nomem));
+    return CV_NULL;
+}
+
+static cv raise_v(code_vm *vm, const code_type *t, const char *fmt, va_list ap)
+{
+    char small[512];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    cv msg;
+    if (n < 0) {
+        msg = code_str_from_cstr(vm, "");
+    } else if ((size_t)n < sizeof(small)) {
+        msg = code_str_new(vm, small, (size_t)n);
+    } else {
+        char *big = code_heap_alloc(vm, (size_t)n + 1);
+        msg = CV_NULL;
+        if (big) {
+            vsnprintf(big, (size_t)n + 1, fmt, ap2);
+            msg = code_str_new(vm, big, (size_t)n);
+            code_heap_free(vm, big, (size_t)n + 1);
+        }
+    }
+    va_end(ap2);
+    if (!msg)
+        return code_raise_nomem(vm);
+    cv args = code_tuple_new(vm, 1);
+    if (!args) {
+        code_decref(vm, msg);
+        return code_raise_nomem(vm);
+    }
+    ((code_tuple *)cv_obj(args))->v[0] = msg;
+    cv e = code_exc_new(vm, t, args);
+    if (!e)
+        return code_raise_nomem(vm);
+    return code_raise_obj(vm, e);
+}
+
+cv code_raise(code_vm *vm, const code_type *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    raise_v(vm, t, fmt, ap);
+    va_end(ap);
+    return CV_NULL;
+}
+
+int code_raise_i(code_vm *vm, const code_type *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    raise_v(vm, t, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+bool code_exc_matches(code_vm *vm, const code_type *t)
+{
+    return vm->exc && code_type_is_sub(cv_type(vm->exc), t);
+}
+
+cv code_exc_fetch(code_vm *vm)
+{
+    cv e = vm->exc;
+    vm->exc = CV_NULL;
+    return e;
+}
+
+void code_exc_clear(code_vm *vm)
+{
+    code_setref(vm, &vm->exc, CV_NULL);
+}
