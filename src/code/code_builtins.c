@@ -361,8 +361,7 @@ static cv bi_id(code_vm *vm, cv *args, size_t nargs, cv kwnames)
         code_decref(vm, key);
         return code_incref(found);
     }
-    size_t n = ((code_dict *)cv_obj(vm->builtins_cache))->used;
-    cv id = code_int_from_i64(vm, (int64_t)(0x7f0000000000 + 16 * (n + 1)));
+    cv id = code_int_from_i64(vm, (int64_t)(0x7f0000000000 + 16 * ++vm->next_id));
     if (!id || code_dict_set(vm, vm->builtins_cache, key, id) < 0) {
         code_decref(vm, key);
         code_decref(vm, id);
