@@ -75,9 +75,8 @@ cv code_bi_pow(code_vm *vm, cv *args, size_t nargs, cv kwnames);
  * defined in code_import.c. */
 cv code_module_new(code_vm *vm, const char *name, cv dict);
 
-/* json (code_mod_json*.c) */
-cv code_json_dumps_value(code_vm *vm, cv obj, cv indent, bool sort_keys, cv item_sep,
-                         cv key_sep, bool ensure_ascii, cv dflt, bool allow_nan);
+/* json.loads of a str's text, or of bytes (checked as UTF-8) (code_mod_json_dec.c). */
 cv code_json_loads_text(code_vm *vm, const char *s, size_t n);
+cv code_json_loads_bytes(code_vm *vm, const char *s, size_t n);
 
 #endif
