@@ -187,7 +187,7 @@ static cv type_getattr(code_vm *vm, cv self, const char *name)
     const code_type *t = (const code_type *)cv_obj(self);
     if (!strcmp(name, "__name__") || !strcmp(name, "__qualname__"))
         return code_str_from_cstr(vm, t->name);
-    return CV_NULL;
+    return code_lib_type_attr(vm, t, name);
 }
 
 const code_type code_type_type = {
