@@ -10,7 +10,7 @@
 
 #include "code/code_dt.h"
 
-#define EPOCH_US ((int64_t)719163 * US_PER_DAY)   /* 1970-01-01 */
+#define EPOCH_US ((int64_t)719162 * US_PER_DAY)   /* 1970-01-01, as dt_local_us counts */
 
 static bool is_dt(cv v) { return cv_is(v, &code_type_dt_datetime); }
 static bool is_date(cv v) { return cv_is(v, &code_type_dt_date); }

@@ -463,8 +463,8 @@ static void test_json_dumps(void **state)
                    code_incref(code_builtin_lookup("list"))), "[]");
     cv l = L(0);
     code_list_append(vm, l, l);
+    /* the list holds itself: it stays until the run's heap goes */
     check(CALL(M("json", "dumps"), NULL, 1, l), "!ValueError: Circular reference detected");
-    code_decref(vm, l);          /* the list holds itself: break the cycle */
     check(CALL(M("json", "dump"), NULL, 0),
           "!NotImplementedError: json.dump and json.load (files) are not supported in code "
           "mode: use json.dumps and json.loads");
@@ -584,7 +584,7 @@ static void test_re_basic(void **state)
     assert_true(e == CV_NULL && code_exc_matches(vm, &code_exc_re_error));
     code_exc_clear(vm);
     check(CALL(M("re", "search"), NULL, 2, S("(?P=n)"), S("a")),
-          "!error: reference to non-existent subpattern at position 5");
+          "!error: reference to non-existent subpattern at position 4");
 }
 
 static void test_re_scan(void **state)
@@ -614,7 +614,7 @@ static void test_re_scan(void **state)
     check(CALL(M("re", "subn"), NULL, 4, S("a"), S("b"), S("aaa"), I(2)), "('bba', 2)");
     check(CALL(M("re", "sub"), NULL, 3, S("a"), code_incref(code_builtin_lookup("repr")), S("aba")),
           "\"<re.Match object; span=(0, 1), match='a'>b<re.Match object; span=(2, 3), match='a'>\"");
-    check(CALL(M("re", "sub"), NULL, 3, S("a"), code_incref(code_builtin_lookup("len")), S("a")),
+    check(CALL(M("re", "sub"), NULL, 3, S("a"), code_incref(code_builtin_lookup("id")), S("a")),
           "!TypeError: sequence item 0: expected str instance, int found");
     check(CALL(M("re", "split"), "maxsplit", 3, S("(,)"), S("a,b,c"), I(1)), "['a', ',', 'b,c']");
     check(CALL(M("re", "split"), NULL, 2, S("x*"), S("axbc")), "['', 'a', '', 'b', 'c', '']");
