@@ -2,7 +2,7 @@
  * any) and over numbers (abs, round, divmod, pow, which hand the arithmetic
  * to the numbers part). Key functions are called with code_call: the run is
  * on its own coroutine stack, so a host call inside a key pauses it. */
-#include "code/code_lib.h"
+#include "code/code_dt.h"
 
 static int exactly_one(code_vm *vm, const char *fname, size_t nargs, cv kwnames)
 {
@@ -188,6 +188,10 @@ cv code_bi_abs(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     if (exactly_one(vm, "abs", nargs, kwnames) < 0)
         return CV_NULL;
+    if (cv_is(args[0], &code_type_dt_timedelta)) {   /* the one non-number with abs() */
+        __int128 us = dt_delta_us(args[0]);
+        return dt_delta_from_us(vm, us < 0 ? -us : us);
+    }
     return code_num_abs(vm, args[0]);
 }
 

@@ -330,6 +330,19 @@ static cv m_strftime(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     return dt_strftime(vm, self, fmt);
 }
 
+/* format(d, spec) and f"{d:spec}": strftime, or str() for an empty spec. */
+static cv m_format(code_vm *vm, cv *args, size_t nargs, cv kwnames)
+{
+    if (code_args_nokw(vm, "__format__", nargs, kwnames, 2, 2) < 0)
+        return CV_NULL;
+    if (!cv_is(args[1], &code_type_str))
+        return code_raise(vm, &code_exc_TypeError, "__format__() argument 1 must be str, not %s",
+                          code_type_name(args[1]));
+    if (code_str_len(args[1]) == 0)
+        return code_str_of(vm, args[0]);
+    return dt_strftime(vm, args[0], args[1]);
+}
+
 static cv m_replace(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     cv self, a[7] = { 0 }, tz = CV_NULL, fold = CV_NULL;
@@ -558,6 +571,7 @@ static cv m_strptime(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 }
 
 static const code_method date_methods[] = {
+    { "__format__", m_format },
     { "isoformat", m_isoformat }, { "strftime", m_strftime }, { "replace", m_replace },
     { "weekday", m_weekday }, { "isoweekday", m_isoweekday }, { "isocalendar", m_isocalendar },
     { "toordinal", m_toordinal }, { "ctime", m_ctime }, { "fromisoformat", date_fromiso },
@@ -565,6 +579,8 @@ static const code_method date_methods[] = {
 };
 
 static const code_method datetime_methods[] = {
+    { "__format__", m_format },
+    { "__format__", m_format },
     { "isoformat", m_isoformat }, { "strftime", m_strftime }, { "replace", m_replace },
     { "date", m_date }, { "time", m_time }, { "timetz", m_timetz },
     { "utcoffset", m_utcoffset }, { "tzname", m_tzname }, { "dst", m_dst },
