@@ -580,7 +580,6 @@ static const code_method date_methods[] = {
 
 static const code_method datetime_methods[] = {
     { "__format__", m_format },
-    { "__format__", m_format },
     { "isoformat", m_isoformat }, { "strftime", m_strftime }, { "replace", m_replace },
     { "date", m_date }, { "time", m_time }, { "timetz", m_timetz },
     { "utcoffset", m_utcoffset }, { "tzname", m_tzname }, { "dst", m_dst },
@@ -592,6 +591,7 @@ static const code_method datetime_methods[] = {
 };
 
 static const code_method time_methods[] = {
+    { "__format__", m_format },
     { "isoformat", m_isoformat }, { "strftime", m_strftime }, { "replace", m_replace },
     { "utcoffset", m_utcoffset }, { "tzname", m_tzname }, { "dst", m_dst },
     { "fromisoformat", time_fromiso }, { NULL, NULL },
