@@ -422,8 +422,7 @@ static cv bi_iter(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (code_args_nokw(vm, "iter", nargs, kwnames, 1, 2) < 0)
         return CV_NULL;
     if (nargs == 2)
-        return code_raise(vm, &code_exc_NotImplementedError,
-                          "iter(callable, sentinel) is not supported in code mode");
+        return code_lib_calliter_new(vm, args[0], args[1]);
     return code_iter(vm, args[0]);
 }
 

@@ -378,3 +378,62 @@ const code_type code_type_reversed = {
     .next = rev_next,
     .new = rev_new,
 };
+
+/* ---- iter(callable, sentinel) -------------------------------------------------------- */
+
+typedef struct calliter_obj {
+    code_obj ob;
+    cv fn, sentinel;             /* fn CV_NULL once exhausted */
+} calliter_obj;
+
+static void calliter_dealloc(code_vm *vm, code_obj *o)
+{
+    calliter_obj *c = (calliter_obj *)o;
+    code_decref(vm, c->fn);
+    code_decref(vm, c->sentinel);
+}
+
+static cv calliter_next(code_vm *vm, cv self)
+{
+    calliter_obj *c = (calliter_obj *)cv_obj(self);
+    if (!c->fn)
+        return CV_NULL;
+    cv v = code_call(vm, c->fn, NULL, 0, CV_NULL);
+    if (!v) {
+        /* a StopIteration from the callable ends the iteration too */
+        if (code_exc_matches(vm, &code_exc_StopIteration)) {
+            code_exc_clear(vm);
+            code_setref(vm, &c->fn, CV_NULL);
+        }
+        return CV_NULL;
+    }
+    int eq = code_eq(vm, v, c->sentinel);
+    if (eq != 0) {
+        code_decref(vm, v);
+        if (eq > 0)
+            code_setref(vm, &c->fn, CV_NULL);
+        return CV_NULL;
+    }
+    return v;
+}
+
+static const code_type code_type_calliter = {
+    .ob = CODE_STATIC_HDR(&code_type_type),
+    .name = "callable_iterator",
+    .kind = CODE_K_ITER,
+    .dealloc = calliter_dealloc,
+    .iter = self_iter,
+    .next = calliter_next,
+};
+
+cv code_lib_calliter_new(code_vm *vm, cv fn, cv sentinel)
+{
+    if (!cv_type(fn)->call)
+        return code_raise(vm, &code_exc_TypeError, "iter(v, w): v must be callable");
+    calliter_obj *c = code_obj_new(vm, &code_type_calliter, sizeof *c);
+    if (!c)
+        return CV_NULL;
+    c->fn = code_incref(fn);
+    c->sentinel = code_incref(sentinel);
+    return cv_of(c);
+}

@@ -55,6 +55,8 @@ cv code_lib_stop(code_vm *vm);
 
 extern const code_type code_type_enumerate, code_type_zip, code_type_map,
     code_type_filter, code_type_reversed;
+/* iter(fn, sentinel): calls fn until it returns sentinel. */
+cv code_lib_calliter_new(code_vm *vm, cv fn, cv sentinel);
 
 /* ---- builtins that compute (code_builtins_num.c) ----------------------------- */
 
