@@ -382,8 +382,67 @@ static cv m_weekday(code_vm *vm, cv *a, size_t n, cv kw) { return date_ret_int(v
 static cv m_isoweekday(code_vm *vm, cv *a, size_t n, cv kw) { return date_ret_int(vm, a, n, kw, "isoweekday", 1); }
 static cv m_toordinal(code_vm *vm, cv *a, size_t n, cv kw) { return date_ret_int(vm, a, n, kw, "toordinal", 2); }
 
-/* A plain tuple (CPython's IsoCalendarDate is a named tuple: its fields are
- * not available here). */
+/* IsoCalendarDate: CPython's named tuple (year, week, weekday); here a small
+ * type that indexes, iterates, unpacks and compares as that tuple. */
+typedef struct iso_obj {
+    code_obj ob;
+    cv t;                        /* the tuple */
+} iso_obj;
+
+static void iso_dealloc(code_vm *vm, code_obj *o)
+{
+    code_decref(vm, ((iso_obj *)o)->t);
+}
+
+static cv iso_tuple(cv self)
+{
+    return ((iso_obj *)cv_obj(self))->t;
+}
+
+static cv iso_repr(code_vm *vm, cv self)
+{
+    const code_tuple *t = (const code_tuple *)cv_obj(iso_tuple(self));
+    return code_str_fmt(vm, "datetime.IsoCalendarDate(year=%lld, week=%lld, weekday=%lld)",
+                        (long long)cv_small(t->v[0]), (long long)cv_small(t->v[1]),
+                        (long long)cv_small(t->v[2]));
+}
+
+static int iso_hash(code_vm *vm, cv self, uint64_t *h) { return code_hash(vm, iso_tuple(self), h); }
+static ssize_t iso_len(code_vm *vm, cv self) { return 3; }
+static cv iso_iter(code_vm *vm, cv self) { return code_iter(vm, iso_tuple(self)); }
+static cv iso_getitem(code_vm *vm, cv self, cv key) { return code_getitem(vm, iso_tuple(self), key); }
+static int iso_contains(code_vm *vm, cv self, cv x) { return code_contains(vm, iso_tuple(self), x); }
+
+static const code_type code_type_dt_isocal;
+
+static cv iso_compare(code_vm *vm, cv a, cv b, int op)
+{
+    return code_compare(vm, cv_is(a, &code_type_dt_isocal) ? iso_tuple(a) : a,
+                        cv_is(b, &code_type_dt_isocal) ? iso_tuple(b) : b, op);
+}
+
+static cv iso_getattr(code_vm *vm, cv self, const char *name)
+{
+    const code_tuple *t = (const code_tuple *)cv_obj(iso_tuple(self));
+    int i = !strcmp(name, "year") ? 0 : !strcmp(name, "week") ? 1 : !strcmp(name, "weekday") ? 2 : -1;
+    return i < 0 ? CV_NULL : code_incref(t->v[i]);
+}
+
+static const code_type code_type_dt_isocal = {
+    .ob = CODE_STATIC_HDR(&code_type_type),
+    .name = "datetime.IsoCalendarDate",
+    .kind = CODE_K_OTHER,
+    .dealloc = iso_dealloc,
+    .repr = iso_repr,
+    .hash = iso_hash,
+    .compare = iso_compare,
+    .len = iso_len,
+    .iter = iso_iter,
+    .getitem = iso_getitem,
+    .contains = iso_contains,
+    .getattr = iso_getattr,
+};
+
 static cv m_isocalendar(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     if (code_args_nokw(vm, "isocalendar", nargs, kwnames, 1, 1) < 0)
@@ -391,7 +450,14 @@ static cv m_isocalendar(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     const dt_obj *o = dt_of(args[0]);
     int y, w, d;
     dt_iso_calendar(o->year, o->month, o->day, &y, &w, &d);
-    return code_tuple_pack(vm, 3, cv_from_small(y), cv_from_small(w), cv_from_small(d));
+    cv t = code_tuple_pack(vm, 3, cv_from_small(y), cv_from_small(w), cv_from_small(d));
+    iso_obj *r = t ? code_obj_new(vm, &code_type_dt_isocal, sizeof *r) : NULL;
+    if (!r) {
+        code_decref(vm, t);
+        return CV_NULL;
+    }
+    r->t = t;
+    return cv_of(r);
 }
 
 static cv m_ctime(code_vm *vm, cv *args, size_t nargs, cv kwnames)
