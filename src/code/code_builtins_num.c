@@ -207,6 +207,14 @@ cv code_bi_divmod(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     if (code_args_nokw(vm, "divmod", nargs, kwnames, 2, 2) < 0)
         return CV_NULL;
+    if (cv_is(args[0], &code_type_dt_timedelta) && cv_is(args[1], &code_type_dt_timedelta)) {
+        cv q = code_binop(vm, CODE_OP_FLOORDIV, args[0], args[1]);
+        cv r = q ? code_binop(vm, CODE_OP_MOD, args[0], args[1]) : CV_NULL;
+        cv t = r ? code_tuple_pack(vm, 2, q, r) : CV_NULL;
+        code_decref(vm, q);
+        code_decref(vm, r);
+        return t;
+    }
     return code_num_divmod(vm, args[0], args[1]);
 }
 

@@ -146,10 +146,11 @@ cv dt_delta_from_us(code_vm *vm, __int128 us)
     return cv_of(d);
 }
 
-/* One constructor component, scaled to microseconds: ints exactly, floats
- * into *frac (rounded once at the end, half to even, as CPython). */
+/* One constructor component, scaled to microseconds, as CPython's accum():
+ * ints exactly, the fractional part of a float in double arithmetic, its
+ * sub-microsecond remainder into *leftover (rounded once at the end). */
 static int delta_part(code_vm *vm, const char *name, cv v, int64_t scale, __int128 *whole,
-                      long double *frac)
+                      double *leftover)
 {
     if (!v)
         return 0;
@@ -170,14 +171,17 @@ static int delta_part(code_vm *vm, const char *name, cv v, int64_t scale, __int1
             return code_raise_i(vm, isnan(x) ? &code_exc_ValueError : &code_exc_OverflowError,
                                 isnan(x) ? "cannot convert float NaN to integer"
                                          : "cannot convert float infinity to integer");
-        long double ip;
-        long double f = modfl((long double)x, &ip);
-        if (fabsl(ip) > 1e20L)
+        double ip, f = modf(x, &ip);
+        if (fabs(ip) > 1e20)
             return code_raise_i(vm, &code_exc_OverflowError,
-                                "days=%.0Lf; must have magnitude <= 999999999",
-                                ip * scale / US_PER_DAY);
+                                "days=%.0f; must have magnitude <= 999999999",
+                                ip * (double)scale / (double)US_PER_DAY);
         *whole += (__int128)ip * scale;
-        *frac += f * scale;
+        if (f == 0.0)
+            return 0;
+        f = modf((double)scale * f, &ip);
+        *whole += (__int128)ip;
+        *leftover += f;
         return 0;
     }
     return code_raise_i(vm, &code_exc_TypeError, "unsupported type for timedelta %s component: %s",
@@ -198,11 +202,23 @@ static cv delta_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv 
         US_PER_DAY, US_PER_SEC, 1, 1000, 60 * US_PER_SEC, 3600 * US_PER_SEC, 7 * US_PER_DAY,
     };
     __int128 whole = 0;
-    long double frac = 0;
-    for (int i = 0; i < 7; i++)
-        if (delta_part(vm, names[i], a[i], scale[i], &whole, &frac) < 0)
+    double left = 0;
+    /* CPython accumulates microseconds first, then milliseconds, seconds... */
+    static const int order[7] = { 2, 3, 1, 4, 5, 0, 6 };
+    for (int j = 0; j < 7; j++) {
+        int i = order[j];
+        if (delta_part(vm, names[i], a[i], scale[i], &whole, &left) < 0)
             return CV_NULL;
-    whole += (__int128)nearbyintl(frac);
+    }
+    if (left != 0) {
+        /* to the nearest microsecond, a half to the even total */
+        double w = round(left);
+        if (fabs(w - left) == 0.5) {
+            int odd = (int)(whole & 1);
+            w = 2.0 * round((left + odd) * 0.5) - odd;
+        }
+        whole += (__int128)w;
+    }
     return dt_delta_from_us(vm, whole);
 }
 
@@ -344,7 +360,8 @@ static cv delta_binop(code_vm *vm, int op, cv a, cv b)
         if (op == CODE_OP_FLOORDIV)
             return CODE_NOTIMPL;
         if (f == 0)
-            return code_raise(vm, &code_exc_ZeroDivisionError, "float division by zero");
+            return code_raise(vm, &code_exc_ZeroDivisionError,
+                              "integer division or modulo by zero");
         return dt_delta_from_us(vm, (__int128)nearbyintl((long double)x / f));
     }
     return CODE_NOTIMPL;

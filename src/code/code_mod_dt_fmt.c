@@ -129,11 +129,21 @@ cv dt_strftime(code_vm *vm, cv self, cv fmt)
         if (f[i] != '%' || i + 1 >= n)
             continue;
         code_sb_add(&b, f + run, i - run);
-        if (fmt_one(&b, o, f[i + 1], vm) < 0) {
+        /* glibc's "%-d": the number without its padding */
+        bool unpad = f[i + 1] == '-' && i + 2 < n && strchr("dmHIMSjyUWVeC", f[i + 2]) && f[i + 2];
+        size_t at = b.len;
+        if (fmt_one(&b, o, f[i + 1 + unpad], vm) < 0) {
             code_sb_free(&b);
             return CV_NULL;
         }
-        i++;
+        if (unpad && !b.failed) {
+            size_t k = at;
+            while (k + 1 < b.len && (b.p[k] == '0' || b.p[k] == ' '))
+                k++;
+            memmove(b.p + at, b.p + k, b.len - k);
+            b.len -= k - at;
+        }
+        i += 1 + unpad;
         run = i + 1;
     }
     code_sb_add(&b, f + run, n - run);
