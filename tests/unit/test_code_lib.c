@@ -808,6 +808,91 @@ static void test_datetime(void **state)
     code_decref(vm, utc);
 }
 
+/* ---- every allocation failing in turn ------------------------------------------------ */
+
+/* mod.path(*args) with no assertion: CV_NULL and the exception on failure. */
+static cv wcall(const char *mod, const char *path, size_t n, cv *args)
+{
+    cv obj = code_import(vm, mod);
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *save, *t = strtok_r(buf, ".", &save); t && obj; t = strtok_r(NULL, ".", &save)) {
+        cv next = code_getattr(vm, obj, t);
+        code_decref(vm, obj);
+        obj = next;
+    }
+    if (!obj)
+        return CV_NULL;
+    cv r = code_call(vm, obj, args, n, CV_NULL);
+    code_decref(vm, obj);
+    return r;
+}
+
+/* mod.path(*strs), then the result's repr; 0 or -1. With then, then(result)
+ * is called too (json.dumps of what json.loads gave). */
+static int wstep(const char *mod, const char *path, const char *then, size_t n, ...)
+{
+    cv a[4] = { 0 }, r = CV_NULL, r2 = CV_NULL, rep = CV_NULL;
+    int rc = -1;
+    va_list ap;
+    va_start(ap, n);
+    for (size_t i = 0; i < n; i++)
+        if (!(a[i] = code_str_from_cstr(vm, va_arg(ap, const char *))))
+            goto out;
+    if (!(r = wcall(mod, path, n, a)))
+        goto out;
+    if (then && !(r2 = wcall(mod, then, 1, &r)))
+        goto out;
+    rc = (rep = code_repr(vm, r2 ? r2 : r)) ? 0 : -1;
+out:
+    va_end(ap);
+    for (size_t i = 0; i < n; i++)
+        code_decref(vm, a[i]);
+    code_decref(vm, r);
+    code_decref(vm, r2);
+    code_decref(vm, rep);
+    return rc;
+}
+
+static int workload(void)
+{
+    if (wstep("json", "loads", "dumps", 1,
+              "{\"a\": [1, 2.5, \"x\\u00e9\", [true, null]], \"b\": {\"c\": -1e5}}") < 0 ||
+        wstep("json", "loads", NULL, 1, "[1, {\"k\": [\"v\", 12345678901234567890123]}]") < 0 ||
+        wstep("re", "sub", NULL, 3, "(\\w+)@(\\w+)", "\\2 at \\1", "joe@host, ann@site") < 0 ||
+        wstep("re", "findall", NULL, 2, "(é)(x)?", "aéxé") < 0 ||
+        wstep("re", "split", NULL, 2, "(,)", "a,b,c") < 0 ||
+        wstep("re", "search", NULL, 2, "b+", "abbbc") < 0 ||
+        wstep("re", "escape", NULL, 1, "a.b c") < 0 ||
+        wstep("datetime", "datetime.strptime", NULL, 2, "2024-01-02 03:04 +0100",
+              "%Y-%m-%d %H:%M %z") < 0 ||
+        wstep("datetime", "date.fromisoformat", NULL, 1, "2024-05-17") < 0 ||
+        wstep("datetime", "datetime.fromisoformat", "isoformat", 1, "2024-05-17T01:02:03+05:30") < 0)
+        return -1;
+    return 0;
+}
+
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    bool done = false;
+    for (size_t n = 1; n < 100000 && !done; n++) {
+        code_limits lim = { .max_allocs = n };
+        if (code_vm_init(vm, &lim, NULL, NULL) < 0)
+            continue;
+        if (workload() == 0) {
+            done = true;
+        } else if (!code_exc_matches(vm, &code_exc_MemoryError)) {
+            cv e = code_exc_fetch(vm), s = e ? code_str_of(vm, e) : CV_NULL;
+            fprintf(stderr, "allocation %zu: %s: %s\n", n, e ? cv_type(e)->name : "no exception",
+                    s ? code_str_cstr(s) : "");
+            fail();
+        }
+        code_vm_destroy(vm);
+    }
+    assert_true(done);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -826,6 +911,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timedelta, setup, teardown),
         cmocka_unit_test_setup_teardown(test_date, setup, teardown),
         cmocka_unit_test_setup_teardown(test_datetime, setup, teardown),
+        cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
