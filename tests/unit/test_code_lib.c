@@ -828,8 +828,9 @@ static cv wcall(const char *mod, const char *path, size_t n, cv *args)
     return r;
 }
 
-/* mod.path(*strs), then the result's repr; 0 or -1. With then, then(result)
- * is called too (json.dumps of what json.loads gave). */
+/* mod.path(*strs), then the result's repr; 0 or -1. With then, mod.then(result)
+ * is called too (json.dumps of what json.loads gave), or result.method()
+ * when then is ".method". */
 static int wstep(const char *mod, const char *path, const char *then, size_t n, ...)
 {
     cv a[4] = { 0 }, r = CV_NULL, r2 = CV_NULL, rep = CV_NULL;
@@ -841,7 +842,8 @@ static int wstep(const char *mod, const char *path, const char *then, size_t n, 
             goto out;
     if (!(r = wcall(mod, path, n, a)))
         goto out;
-    if (then && !(r2 = wcall(mod, then, 1, &r)))
+    if (then && !(r2 = then[0] == '.' ? code_call_method(vm, r, then + 1, NULL, 0, CV_NULL)
+                                       : wcall(mod, then, 1, &r)))
         goto out;
     rc = (rep = code_repr(vm, r2 ? r2 : r)) ? 0 : -1;
 out:
@@ -867,7 +869,7 @@ static int workload(void)
         wstep("datetime", "datetime.strptime", NULL, 2, "2024-01-02 03:04 +0100",
               "%Y-%m-%d %H:%M %z") < 0 ||
         wstep("datetime", "date.fromisoformat", NULL, 1, "2024-05-17") < 0 ||
-        wstep("datetime", "datetime.fromisoformat", "isoformat", 1, "2024-05-17T01:02:03+05:30") < 0)
+        wstep("datetime", "datetime.fromisoformat", ".isoformat", 1, "2024-05-17T01:02:03+05:30") < 0)
         return -1;
     return 0;
 }
