@@ -337,6 +337,13 @@ static cv bi_hash(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     return code_int_from_i64(vm, (int64_t)h);
 }
 
+cv code_lib_cache(code_vm *vm)
+{
+    if (!vm->builtins_cache && !(vm->builtins_cache = code_dict_new(vm)))
+        return CV_NULL;
+    return vm->builtins_cache;
+}
+
 /* id(): numbers handed out in order of first request, kept in a per-run dict
  * keyed by the object's address, so a run (and its replay after load) sees
  * the same ids. Small ints have no address: their id derives from the value. */
@@ -347,7 +354,7 @@ static cv bi_id(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     cv v = args[0];
     if (cv_is_small(v))
         return code_int_from_i64(vm, 0x100000 + 32 * cv_small(v));
-    if (!vm->builtins_cache && !(vm->builtins_cache = code_dict_new(vm)))
+    if (!code_lib_cache(vm))
         return CV_NULL;
     cv key = code_int_from_u64(vm, (uint64_t)v);
     if (!key)

@@ -48,6 +48,10 @@ size_t code_lib_u8_enc(uint32_t cp, char *out);
  * "'x' is an invalid keyword argument for fname()". */
 int code_lib_kw(code_vm *vm, const char *fname, cv *args, size_t nargs, cv kwnames,
                 const char *const *names, cv *out);
+/* The library's per-run dict (vm->builtins_cache), made on first use
+ * (borrowed): int keys are id()'s map from addresses, None holds the re
+ * module's cache of compiled patterns. */
+cv code_lib_cache(code_vm *vm);
 /* StopIteration with no arguments. */
 cv code_lib_stop(code_vm *vm);
 

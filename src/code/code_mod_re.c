@@ -9,8 +9,7 @@
  *
  * Known differences: re.error messages are PCRE2's ("missing closing
  * parenthesis at position 3"), not sre's; flags are plain ints (repr 2, not
- * re.IGNORECASE); inline flags are not reflected in Pattern.flags; there is
- * no compile cache (re.purge does nothing). */
+ * re.IGNORECASE); inline flags are not reflected in Pattern.flags. */
 #include <string.h>
 
 #include "code/code_re.h"
@@ -232,13 +231,39 @@ static cv pattern_getattr(code_vm *vm, cv self, const char *name)
 }
 
 /* Python's syntax where PCRE2's differs: \Z is \z, \uXXXX and \UXXXXXXXX are
- * \x{...}, {,n} is {0,n}. Classes are tracked so that nothing inside them is
- * rewritten. */
-static int translate(code_vm *vm, const char *s, size_t n, bool is_bytes, code_sb *out)
+ * \x{...}, {,n} is {0,n}, inline flags a, u and L (which PCRE2 lacks) are
+ * taken out (a sets *ascii). Classes are tracked so that nothing inside
+ * them is rewritten. */
+static int translate(code_vm *vm, const char *s, size_t n, bool is_bytes, code_sb *out,
+                     bool *ascii)
 {
     bool in_class = false;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
+        if (!in_class && c == '(' && i + 2 < n && s[i + 1] == '?' && strchr("aiLmsux-", s[i + 2]) &&
+            s[i + 2]) {
+            size_t j = i + 2;
+            while (j < n && s[j] && strchr("aiLmsux-", s[j]))
+                j++;
+            if (j < n && (s[j] == ')' || s[j] == ':')) {
+                code_sb b2;
+                code_sb_init(&b2, vm);
+                for (size_t k = i + 2; k < j; k++) {
+                    if (s[k] == 'a')
+                        *ascii = true;
+                    if (s[k] != 'a' && s[k] != 'u' && s[k] != 'L')
+                        code_sb_add(&b2, s + k, 1);
+                }
+                if (b2.len > 0 || s[j] == ':') {
+                    code_sb_addc(out, "(?");
+                    code_sb_add(out, b2.p, b2.len);
+                    code_sb_add(out, s + j, 1);
+                }
+                code_sb_free(&b2);
+                i = j;
+                continue;
+            }
+        }
         if (c == '\\' && i + 1 < n) {
             char e = s[i + 1];
             if (e == 'Z' && !in_class) {
@@ -338,13 +363,14 @@ static cv re_compile_new(code_vm *vm, cv pattern, int64_t flags)
     size_t n = is_bytes ? ((code_bytes *)cv_obj(pattern))->len : code_str_len(pattern);
     code_sb t;
     code_sb_init(&t, vm);
-    if (translate(vm, src, n, is_bytes, &t) < 0) {
+    bool inline_ascii = false;
+    if (translate(vm, src, n, is_bytes, &t, &inline_ascii) < 0) {
         code_sb_free(&t);
         return vm->exc ? CV_NULL : code_raise_nomem(vm);
     }
     uint32_t opts = PCRE2_ALT_CIRCUMFLEX | PCRE2_NEVER_BACKSLASH_C;
     if (!is_bytes)
-        opts |= PCRE2_UTF | PCRE2_NO_UTF_CHECK | ((flags & RE_A) ? 0 : PCRE2_UCP);
+        opts |= PCRE2_UTF | PCRE2_NO_UTF_CHECK | ((flags & RE_A) || inline_ascii ? 0 : PCRE2_UCP);
     if (flags & RE_I)
         opts |= PCRE2_CASELESS;
     if (flags & RE_M)
@@ -403,6 +429,25 @@ static cv re_compile_new(code_vm *vm, cv pattern, int64_t flags)
     return cv_of(p);
 }
 
+/* The run's cache of compiled patterns, (pattern, flags) -> Pattern, as
+ * CPython's (cleared when it passes 512 entries, or by re.purge): programs
+ * call re.match(p, s) in loops. Borrowed, or CV_NULL on error. */
+static cv re_cache(code_vm *vm, bool clear)
+{
+    cv lib = code_lib_cache(vm), c = CV_NULL;
+    if (!lib || code_dict_get(vm, lib, CODE_NONE, &c) < 0)
+        return CV_NULL;
+    if (c && !clear && ((code_dict *)cv_obj(c))->used < 512)
+        return c;
+    cv fresh = code_dict_new(vm);
+    if (!fresh || code_dict_set(vm, lib, CODE_NONE, fresh) < 0) {
+        code_decref(vm, fresh);
+        return CV_NULL;
+    }
+    code_decref(vm, fresh);      /* the library's dict holds it */
+    return fresh;
+}
+
 cv re_get_pattern(code_vm *vm, cv pattern, cv flags)
 {
     int64_t f = 0;
@@ -414,7 +459,28 @@ cv re_get_pattern(code_vm *vm, cv pattern, cv flags)
                               "cannot process flags argument with a compiled pattern");
         return code_incref(pattern);
     }
-    return re_compile_new(vm, pattern, f);
+    if (!cv_is(pattern, &code_type_str) && !cv_is(pattern, &code_type_bytes))
+        return re_compile_new(vm, pattern, f);   /* its TypeError */
+    cv cache = re_cache(vm, false), key = CV_NULL, p = CV_NULL;
+    if (!cache || !(key = code_tuple_pack(vm, 3, cv_type(pattern) == &code_type_str ? CODE_TRUE
+                                                                                  : CODE_FALSE,
+                                          pattern, flags ? flags : cv_from_small(0))))
+        return CV_NULL;
+    if (code_dict_get(vm, cache, key, &p) < 0) {
+        code_decref(vm, key);
+        return CV_NULL;
+    }
+    if (p) {
+        code_decref(vm, key);
+        return code_incref(p);
+    }
+    p = re_compile_new(vm, pattern, f);
+    if (p && code_dict_set(vm, cache, key, p) < 0) {
+        code_decref(vm, p);
+        p = CV_NULL;
+    }
+    code_decref(vm, key);
+    return p;
 }
 
 /* search, match and fullmatch, on a Pattern. */
@@ -613,7 +679,7 @@ static cv mod_split(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 
 static cv mod_purge(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
-    if (code_args_nokw(vm, "purge", nargs, kwnames, 0, 0) < 0)
+    if (code_args_nokw(vm, "purge", nargs, kwnames, 0, 0) < 0 || !re_cache(vm, true))
         return CV_NULL;
     return CODE_NONE;
 }
