@@ -402,6 +402,12 @@ static void test_iter_types(void **state)
     check(CALL(B("next"), NULL, 2, code_incref(it), S("end")), "'end'");
     check(CALL(B("next"), NULL, 1, it), "!StopIteration: ");
     check(CALL(B("next"), NULL, 1, L(0)), "!TypeError: 'list' object is not an iterator");
+    cv src = CALL(B("iter"), NULL, 1, L(4, I(1), I(2), I(0), I(3)));
+    /* iter(callable, sentinel): next(src) until it gives 0 */
+    cv bound = code_cfunc_new(vm, "next", ((code_cfunc_obj *)cv_obj(B("next")))->fn, src);
+    check(CALL(code_incref(list), NULL, 1, CALL(B("iter"), NULL, 2, bound, I(0))), "[1, 2]");
+    code_decref(vm, src);
+    check(CALL(B("iter"), NULL, 2, I(1), I(0)), "!TypeError: iter(v, w): v must be callable");
 }
 
 /* ---- import ------------------------------------------------------------------------------ */
@@ -583,6 +589,19 @@ static void test_re_basic(void **state)
     cv e = CALL(M("re", "compile"), NULL, 1, S("("));
     assert_true(e == CV_NULL && code_exc_matches(vm, &code_exc_re_error));
     code_exc_clear(vm);
+    check(CALL(M("re", "match"), NULL, 2, S("(?a)\\w+"), S("h\xc3\xa9")),
+          "<re.Match object; span=(0, 1), match='h'>");
+    check(CALL(M("re", "match"), NULL, 2, S("(?ui)H\\w+"), S("h\xc3\xa9")),
+          "<re.Match object; span=(0, 2), match='h\xc3\xa9'>");
+    /* compiled once per run: the same Pattern comes back */
+    cv p1 = CALL(M("re", "compile"), NULL, 1, S("x+")), p2 = CALL(M("re", "compile"), NULL, 1, S("x+"));
+    assert_true(p1 == p2);
+    code_decref(vm, p2);
+    check(CALL(M("re", "purge"), NULL, 0), "None");
+    p2 = CALL(M("re", "compile"), NULL, 1, S("x+"));
+    assert_true(p1 != p2);
+    code_decref(vm, p1);
+    code_decref(vm, p2);
     check(CALL(M("re", "search"), NULL, 2, S("(?P=n)"), S("a")),
           "!error: reference to non-existent subpattern at position 4");
 }
