@@ -78,6 +78,11 @@ cv re_slice(code_vm *vm, bool is_bytes, const char *s, size_t b0, size_t b1);
 /* The pattern argument of a module function: a Pattern (flags must be 0) or a
  * str/bytes compiled now. New reference. */
 cv re_get_pattern(code_vm *vm, cv pattern, cv flags);
+/* search (kind 0), match (1) or fullmatch (2) of a Pattern; their names. */
+cv re_search(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos, int kind);
+extern const char *const re_search_names[3];
+/* The run's pattern cache (borrowed), emptied when clear. */
+cv re_cache(code_vm *vm, bool clear);
 /* The group number named by g (int or group name); -1 with IndexError. */
 int re_group_index(code_vm *vm, re_match *m, cv g, uint32_t *out);
 
