@@ -237,8 +237,11 @@ cv dt_date_binop(code_vm *vm, int op, cv a, cv b)
     }
     if (op != CODE_OP_SUB || ad)
         return CODE_NOTIMPL;
-    if (bd) {                    /* x - timedelta is x + (-timedelta) */
-        cv neg = dt_delta_from_us(vm, -dt_delta_us(b));
+    if (bd) {
+        /* datetime - td is datetime + (-td); date - td is date + timedelta(-td.days),
+         * as CPython (the seconds of td are ignored, not borrowed from) */
+        __int128 us = is_date(a) ? (__int128)dt_delta_of(b)->days * US_PER_DAY : dt_delta_us(b);
+        cv neg = dt_delta_from_us(vm, -us);
         if (!neg)
             return CV_NULL;
         cv r = dt_date_binop(vm, CODE_OP_ADD, a, neg);
