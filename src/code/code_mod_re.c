@@ -231,8 +231,9 @@ static cv pattern_getattr(code_vm *vm, cv self, const char *name)
 }
 
 /* Python's syntax where PCRE2's differs: \Z is \z, \uXXXX and \UXXXXXXXX are
- * \x{...}, {,n} is {0,n}, inline flags a, u and L (which PCRE2 lacks) are
- * taken out (a sets *ascii). Classes are tracked so that nothing inside
+ * \x{...}, {,n} is {0,n}, '[' in a class is a literal (PCRE2 would read
+ * [:alpha:]), inline flags a, u and L (which PCRE2 lacks) are taken out (a
+ * sets *ascii). Classes are tracked so that nothing inside
  * them is rewritten. */
 static int translate(code_vm *vm, const char *s, size_t n, bool is_bytes, code_sb *out,
                      bool *ascii)
@@ -291,7 +292,10 @@ static int translate(code_vm *vm, const char *s, size_t n, bool is_bytes, code_s
         if (in_class) {
             if (c == ']')
                 in_class = false;
-            code_sb_add(out, &c, 1);
+            if (c == '[')        /* literal in Python's classes: no POSIX [:alpha:] */
+                code_sb_addc(out, "\\[");
+            else
+                code_sb_add(out, &c, 1);
             continue;
         }
         if (c == '[') {
