@@ -7,8 +7,9 @@
  * PCRE2 allocates from the run's heap, so its memory counts against the run.
  * Indices are in code points for str subjects, as in CPython.
  *
- * Known differences: re.error messages are PCRE2's ("missing closing
- * parenthesis at position 3"), not sre's; flags are plain ints (repr 2, not
+ * Known differences: re.error messages are sre's for the common mistakes
+ * (unbalanced brackets, nothing to repeat, bad escapes), PCRE2's otherwise,
+ * and positions may differ; flags are plain ints (repr 2, not
  * re.IGNORECASE); inline flags are not reflected in Pattern.flags. */
 #include <string.h>
 
@@ -326,6 +327,103 @@ static int translate(code_vm *vm, const char *s, size_t n, bool is_bytes, code_s
     return out->failed ? -1 : 0;
 }
 
+/* Position (in characters) of a byte offset of the pattern. */
+static size_t char_pos(const char *s, size_t off, bool is_bytes)
+{
+    size_t pos = 0;
+    for (size_t k = 0; k < off; k++)
+        if (is_bytes || ((unsigned char)s[k] & 0xC0) != 0x80)
+            pos++;
+    return pos;
+}
+
+/* Where sre would report an unbalanced bracket: the first '(' left open,
+ * the first ')' closing nothing, the last '[' left open; -1 if none. */
+static ssize_t bracket_pos(const char *s, size_t n, char which)
+{
+    ssize_t open_paren[256], unclosed_class = -1;
+    size_t depth = 0;
+    bool in_class = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '\\') {
+            i++;
+            continue;
+        }
+        if (in_class) {
+            if (c == ']' && (ssize_t)i > unclosed_class + 1 &&
+                !((ssize_t)i == unclosed_class + 2 && s[i - 1] == '^'))
+                in_class = false;
+            continue;
+        }
+        if (c == '[') {
+            in_class = true;
+            unclosed_class = (ssize_t)i;
+        } else if (c == '(') {
+            if (depth < 256)
+                open_paren[depth] = (ssize_t)i;
+            depth++;
+        } else if (c == ')') {
+            if (depth == 0 && which == ')')
+                return (ssize_t)i;
+            if (depth > 0)
+                depth--;
+        }
+    }
+    if (which == '[')
+        return in_class ? unclosed_class : -1;
+    return which == '(' && depth > 0 ? open_paren[0] : -1;
+}
+
+/* re.error with sre's words for the common mistakes, PCRE2's otherwise.
+ * pos is PCRE2's offset in characters (of the translated pattern: near
+ * enough to the original). */
+static cv compile_error(code_vm *vm, int err, const char *src, size_t n, bool is_bytes,
+                        size_t erroff, size_t pos)
+{
+    ssize_t b;
+    switch (err) {
+    case PCRE2_ERROR_MISSING_CLOSING_PARENTHESIS:
+        b = bracket_pos(src, n, '(');
+        return code_raise(vm, &code_exc_re_error,
+                          "missing ), unterminated subpattern at position %zu",
+                          b < 0 ? pos : char_pos(src, (size_t)b, is_bytes));
+    case PCRE2_ERROR_UNMATCHED_CLOSING_PARENTHESIS:
+        b = bracket_pos(src, n, ')');
+        return code_raise(vm, &code_exc_re_error, "unbalanced parenthesis at position %zu",
+                          b < 0 ? pos : char_pos(src, (size_t)b, is_bytes));
+    case PCRE2_ERROR_MISSING_SQUARE_BRACKET:
+        b = bracket_pos(src, n, '[');
+        return code_raise(vm, &code_exc_re_error, "unterminated character set at position %zu",
+                          b < 0 ? pos : char_pos(src, (size_t)b, is_bytes));
+    case PCRE2_ERROR_QUANTIFIER_INVALID: {
+        /* a quantifier after a quantifier is sre's "multiple repeat" */
+        bool multiple = erroff >= 2 && erroff <= n && strchr("*+?}", src[erroff - 2]) &&
+                        src[erroff - 2];
+        return code_raise(vm, &code_exc_re_error, "%s at position %zu",
+                          multiple ? "multiple repeat" : "nothing to repeat", pos ? pos - 1 : 0);
+    }
+    case PCRE2_ERROR_END_BACKSLASH:
+        return code_raise(vm, &code_exc_re_error, "bad escape (end of pattern) at position %zu",
+                          pos ? pos - 1 : 0);
+    case PCRE2_ERROR_UNKNOWN_ESCAPE:
+        if (erroff >= 2 && erroff <= n && src[erroff - 2] == '\\')
+            return code_raise(vm, &code_exc_re_error, "bad escape \\%c at position %zu",
+                              src[erroff - 1], pos >= 2 ? pos - 2 : 0);
+        break;
+    case PCRE2_ERROR_QUANTIFIER_OUT_OF_ORDER:
+        return code_raise(vm, &code_exc_re_error,
+                          "min repeat greater than max repeat at position %zu", pos);
+    case PCRE2_ERROR_LOOKBEHIND_NOT_FIXED_LENGTH:
+        return code_raise(vm, &code_exc_re_error, "look-behind requires fixed-width pattern");
+    default:
+        break;
+    }
+    PCRE2_UCHAR msg[160];
+    pcre2_get_error_message(err, msg, sizeof msg);
+    return code_raise(vm, &code_exc_re_error, "%s at position %zu", (const char *)msg, pos);
+}
+
 static int build_groupindex(code_vm *vm, re_pattern *p)
 {
     uint32_t count = 0, esize = 0;
@@ -411,9 +509,7 @@ static cv re_compile_new(code_vm *vm, cv pattern, int64_t flags)
             return CV_NULL;
         if (err == PCRE2_ERROR_HEAP_FAILED)
             return code_raise_nomem(vm);
-        PCRE2_UCHAR msg[160];
-        pcre2_get_error_message(err, msg, sizeof msg);
-        return code_raise(vm, &code_exc_re_error, "%s at position %zu", (const char *)msg, pos);
+        return compile_error(vm, err, src, n, is_bytes, erroff, pos);
     }
     code_sb_free(&t);
     re_pattern *p = code_obj_new(vm, &code_type_re_pattern, sizeof *p);
