@@ -397,23 +397,29 @@ static cv compile_error(code_vm *vm, int err, const char *src, size_t n, bool is
         return code_raise(vm, &code_exc_re_error, "unterminated character set at position %zu",
                           b < 0 ? pos : char_pos(src, (size_t)b, is_bytes));
     case PCRE2_ERROR_QUANTIFIER_INVALID: {
-        /* a quantifier after a quantifier is sre's "multiple repeat" */
-        bool multiple = erroff >= 2 && erroff <= n && strchr("*+?}", src[erroff - 2]) &&
-                        src[erroff - 2];
+        /* PCRE2 points at the quantifier; one after another is sre's
+         * "multiple repeat" */
+        bool multiple = erroff >= 1 && erroff <= n && strchr("*+?}", src[erroff - 1]) &&
+                        src[erroff - 1];
         return code_raise(vm, &code_exc_re_error, "%s at position %zu",
-                          multiple ? "multiple repeat" : "nothing to repeat", pos ? pos - 1 : 0);
+                          multiple ? "multiple repeat" : "nothing to repeat", pos);
     }
     case PCRE2_ERROR_END_BACKSLASH:
         return code_raise(vm, &code_exc_re_error, "bad escape (end of pattern) at position %zu",
                           pos ? pos - 1 : 0);
     case PCRE2_ERROR_UNKNOWN_ESCAPE:
-        if (erroff >= 2 && erroff <= n && src[erroff - 2] == '\\')
+        /* PCRE2 points at the letter after the backslash */
+        if (erroff >= 1 && erroff < n && src[erroff - 1] == '\\')
             return code_raise(vm, &code_exc_re_error, "bad escape \\%c at position %zu",
-                              src[erroff - 1], pos >= 2 ? pos - 2 : 0);
+                              src[erroff], pos - 1);
         break;
     case PCRE2_ERROR_QUANTIFIER_OUT_OF_ORDER:
+        /* sre points at the '{' */
+        for (b = (ssize_t)(erroff < n ? erroff : n) - 1; b > 0 && src[b] != '{'; b--)
+            ;
         return code_raise(vm, &code_exc_re_error,
-                          "min repeat greater than max repeat at position %zu", pos);
+                          "min repeat greater than max repeat at position %zu",
+                          b >= 0 && src[b] == '{' ? char_pos(src, (size_t)b, is_bytes) : pos);
     case PCRE2_ERROR_LOOKBEHIND_NOT_FIXED_LENGTH:
         return code_raise(vm, &code_exc_re_error, "look-behind requires fixed-width pattern");
     default:
