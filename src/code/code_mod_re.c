@@ -414,12 +414,12 @@ static cv compile_error(code_vm *vm, int err, const char *src, size_t n, bool is
                               src[erroff], pos - 1);
         break;
     case PCRE2_ERROR_QUANTIFIER_OUT_OF_ORDER:
-        /* sre points at the '{' */
+        /* sre points just after the '{' */
         for (b = (ssize_t)(erroff < n ? erroff : n) - 1; b > 0 && src[b] != '{'; b--)
             ;
         return code_raise(vm, &code_exc_re_error,
                           "min repeat greater than max repeat at position %zu",
-                          b >= 0 && src[b] == '{' ? char_pos(src, (size_t)b, is_bytes) : pos);
+                          b >= 0 && src[b] == '{' ? char_pos(src, (size_t)b + 1, is_bytes) : pos);
     case PCRE2_ERROR_LOOKBEHIND_NOT_FIXED_LENGTH:
         return code_raise(vm, &code_exc_re_error, "look-behind requires fixed-width pattern");
     default:
