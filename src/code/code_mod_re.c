@@ -11,6 +11,7 @@
  * (unbalanced brackets, nothing to repeat, bad escapes), PCRE2's otherwise,
  * and positions may differ; flags are plain ints (repr 2, not
  * re.IGNORECASE); inline flags are not reflected in Pattern.flags. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "code/code_re.h"
@@ -420,6 +421,18 @@ static cv compile_error(code_vm *vm, int err, const char *src, size_t n, bool is
         return code_raise(vm, &code_exc_re_error,
                           "min repeat greater than max repeat at position %zu",
                           b >= 0 && src[b] == '{' ? char_pos(src, (size_t)b + 1, is_bytes) : pos);
+    case 115: /* PCRE2_ERROR_NONEXISTENT_SUBPATTERN: PCRE2 points at the name or number */
+        if (erroff >= 4 && erroff < n && memcmp(src + erroff - 4, "(?P=", 4) == 0) {
+            size_t e = erroff;
+            while (e < n && src[e] != ')')
+                e++;
+            return code_raise(vm, &code_exc_re_error, "unknown group name '%.*s' at position %zu",
+                              (int)(e - erroff), src + erroff, pos);
+        }
+        if (erroff < n && src[erroff] >= '0' && src[erroff] <= '9')
+            return code_raise(vm, &code_exc_re_error, "invalid group reference %d at position %zu",
+                              atoi(src + erroff), pos);
+        break;
     case PCRE2_ERROR_LOOKBEHIND_NOT_FIXED_LENGTH:
         return code_raise(vm, &code_exc_re_error, "look-behind requires fixed-width pattern");
     default:

@@ -603,7 +603,7 @@ static void test_re_basic(void **state)
     code_decref(vm, p1);
     code_decref(vm, p2);
     check(CALL(M("re", "search"), NULL, 2, S("(?P=n)"), S("a")),
-          "!error: reference to non-existent subpattern at position 4");
+          "!error: unknown group name 'n' at position 4");
 }
 
 static void test_re_scan(void **state)
