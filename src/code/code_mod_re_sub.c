@@ -458,6 +458,8 @@ cv re_sub(code_vm *vm, re_pattern *p, cv repl, cv string, cv count, bool subn)
     bool last_empty = false;
     int64_t n = 0;
     int rc = 0;
+    /* the Match objects' endpos; the cursor then walks forward only */
+    ssize_t cend = is_fn ? (ssize_t)re_char_of(&sub, sub.len) : 0;
     while (maxn >= 0 && (maxn == 0 || n < maxn) &&
            (rc = next_match(&x, p, &sub, sub.len, &pos, &last_empty)) > 0) {
         const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(x.md);
@@ -468,7 +470,7 @@ cv re_sub(code_vm *vm, re_pattern *p, cv repl, cv string, cv count, bool subn)
             tpl_expand(&t, sub.s, ov, &b);
             continue;
         }
-        cv m = re_match_new(&x, p, string, &sub, 0, (ssize_t)re_char_of(&sub, sub.len));
+        cv m = re_match_new(&x, p, string, &sub, 0, cend);
         cv r = m ? code_call(vm, repl, &m, 1, CV_NULL) : CV_NULL;
         code_decref(vm, m);
         if (!r) {
