@@ -13,15 +13,6 @@
 #define CODE_CFUNC(var, pyname, fn)                                                 \
     code_cfunc_obj var = { CODE_STATIC_HDR(&code_type_cfunc), (pyname), (fn), CV_NULL }
 
-/* The numbers part's helpers (code_int.c, code_float.c). Declared again here
- * so the library compiles before they land in code_val.h; identical
- * prototypes are allowed twice. */
-cv code_num_round(code_vm *vm, cv x, cv ndigits);
-cv code_num_divmod(code_vm *vm, cv a, cv b);
-cv code_num_abs(code_vm *vm, cv x);
-cv code_num_pow3(code_vm *vm, cv base, cv exp, cv mod);
-cv code_int_to_str_base(code_vm *vm, cv v, int base);
-
 /* ---- helpers (code_builtins.c) ------------------------------------------- */
 
 /* NotImplementedError "'name' is not supported in code mode". */
