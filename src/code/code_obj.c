@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+extern cv code_lib_type_attr(code_vm *vm, const code_type *t, const char *name)
+    __attribute__((weak));
+
 #define IMMORTAL(t) { .type = (t), .rc = CODE_RC_IMMORTAL, .size = 0 }
 
 code_obj code_none_obj = IMMORTAL(&code_type_none);
@@ -205,7 +208,12 @@ static cv type_getattr(code_vm *vm, cv self, const char *name)
     const code_type *t = (const code_type *)cv_obj(self);
     if (!strcmp(name, "__name__") || !strcmp(name, "__qualname__"))
         return code_str_from_cstr(vm, t->name);
-    return code_lib_type_attr(vm, t, name);
+    /* Class attributes of the library's types (timezone.utc, date.min). A
+     * weak reference, so the core alone does not pull the library into a
+     * link (unit tests with stand-ins); any program that imports has it. */
+    if (code_lib_type_attr)
+        return code_lib_type_attr(vm, t, name);
+    return CV_NULL;
 }
 
 const code_type code_type_type = {
