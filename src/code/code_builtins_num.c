@@ -189,8 +189,8 @@ cv code_bi_abs(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (exactly_one(vm, "abs", nargs, kwnames) < 0)
         return CV_NULL;
     if (cv_is(args[0], &code_type_dt_timedelta)) {   /* the one non-number with abs() */
-        __int128 us = dt_delta_us(args[0]);
-        return dt_delta_from_us(vm, us < 0 ? -us : us);
+        __int128 us = code_dt_delta_us(args[0]);
+        return code_dt_delta_from_us(vm, us < 0 ? -us : us);
     }
     return code_num_abs(vm, args[0]);
 }

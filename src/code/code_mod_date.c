@@ -10,13 +10,13 @@
 
 #include "code/code_dt.h"
 
-#define EPOCH_US ((int64_t)719162 * US_PER_DAY)   /* 1970-01-01, as dt_local_us counts */
+#define EPOCH_US ((int64_t)719162 * US_PER_DAY)   /* 1970-01-01, as code_dt_local_us counts */
 
 static bool is_dt(cv v) { return cv_is(v, &code_type_dt_datetime); }
 static bool is_date(cv v) { return cv_is(v, &code_type_dt_date); }
 static bool is_time(cv v) { return cv_is(v, &code_type_dt_time); }
 
-cv dt_new(code_vm *vm, const code_type *t, int y, int mo, int d, int h, int mi, int s, int us,
+cv code_dt_new(code_vm *vm, const code_type *t, int y, int mo, int d, int h, int mi, int s, int us,
           cv tz)
 {
     if (t != &code_type_dt_time) {
@@ -24,7 +24,7 @@ cv dt_new(code_vm *vm, const code_type *t, int y, int mo, int d, int h, int mi, 
             return code_raise(vm, &code_exc_ValueError, "year %d is out of range", y);
         if (mo < 1 || mo > 12)
             return code_raise(vm, &code_exc_ValueError, "month must be in 1..12");
-        if (d < 1 || d > dt_days_in_month(y, mo))
+        if (d < 1 || d > code_dt_days_in_month(y, mo))
             return code_raise(vm, &code_exc_ValueError, "day is out of range for month");
     }
     if (h < 0 || h > 23)
@@ -58,27 +58,27 @@ static void dt_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, ((dt_obj *)o)->tz);
 }
 
-int64_t dt_local_us(const dt_obj *o)
+int64_t code_dt_local_us(const dt_obj *o)
 {
-    return (dt_ymd_to_ord(o->year, o->month, o->day) - 1) * US_PER_DAY +
+    return (code_dt_ymd_to_ord(o->year, o->month, o->day) - 1) * US_PER_DAY +
            ((int64_t)o->hour * 3600 + o->minute * 60 + o->second) * US_PER_SEC + o->us;
 }
 
-int64_t dt_offset(const dt_obj *o)
+int64_t code_dt_offset(const dt_obj *o)
 {
     return o->tz ? dt_tz_of(o->tz)->offset_us : 0;
 }
 
-cv dt_from_local_us(code_vm *vm, const code_type *t, int64_t us, cv tz)
+cv code_dt_from_local_us(code_vm *vm, const code_type *t, int64_t us, cv tz)
 {
     int64_t days = us >= 0 ? us / US_PER_DAY : -((-us + US_PER_DAY - 1) / US_PER_DAY);
     int64_t rem = us - days * US_PER_DAY;
     if (days < 0 || days >= DT_MAXORDINAL)
         return code_raise(vm, &code_exc_OverflowError, "date value out of range");
     int y, m, d;
-    dt_ord_to_ymd(days + 1, &y, &m, &d);
+    code_dt_ord_to_ymd(days + 1, &y, &m, &d);
     int64_t secs = rem / US_PER_SEC;
-    return dt_new(vm, t, y, m, d, (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60),
+    return code_dt_new(vm, t, y, m, d, (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60),
                   (int)(rem % US_PER_SEC), tz);
 }
 
@@ -104,7 +104,7 @@ static cv date_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv k
     if (code_args(vm, "date", args, nargs, kwnames, "year,month,day", &a[0], &a[1], &a[2]) < 0 ||
         ints(vm, a, v, 3) < 0)
         return CV_NULL;
-    return dt_new(vm, t, v[0], v[1], v[2], 0, 0, 0, 0, CV_NULL);
+    return code_dt_new(vm, t, v[0], v[1], v[2], 0, 0, 0, 0, CV_NULL);
 }
 
 static cv datetime_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kwnames)
@@ -116,7 +116,7 @@ static cv datetime_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, 
                   &a[2], &a[3], &a[4], &a[5], &a[6], &tz, &fold) < 0 ||
         ints(vm, a, v, 7) < 0)
         return CV_NULL;
-    return dt_new(vm, t, v[0], v[1], v[2], v[3], v[4], v[5], v[6], tz);
+    return code_dt_new(vm, t, v[0], v[1], v[2], v[3], v[4], v[5], v[6], tz);
 }
 
 static cv time_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kwnames)
@@ -127,7 +127,7 @@ static cv time_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv k
                   &a[0], &a[1], &a[2], &a[3], &tz, &fold) < 0 ||
         ints(vm, a, v, 4) < 0)
         return CV_NULL;
-    return dt_new(vm, t, 1900, 1, 1, v[0], v[1], v[2], v[3], tz);
+    return code_dt_new(vm, t, 1900, 1, 1, v[0], v[1], v[2], v[3], tz);
 }
 
 /* ---- repr, str, hash, compare ------------------------------------------------------- */
@@ -160,13 +160,13 @@ static cv dt_repr(code_vm *vm, cv self)
 
 static cv dt_str(code_vm *vm, cv self)
 {
-    return dt_isoformat(vm, dt_of(self), cv_type(self), ' ', "auto");
+    return code_dt_isoformat(vm, dt_of(self), cv_type(self), ' ', "auto");
 }
 
 static int dt_hash(code_vm *vm, cv self, uint64_t *h)
 {
     const dt_obj *o = dt_of(self);
-    uint64_t v = (uint64_t)(dt_local_us(o) - dt_offset(o));
+    uint64_t v = (uint64_t)(code_dt_local_us(o) - code_dt_offset(o));
     *h = (v * 0x9E3779B97F4A7C15u) ^ (uint64_t)cv_type(self)->kind;
     if (*h == (uint64_t)-1)
         *h = (uint64_t)-2;
@@ -208,13 +208,13 @@ static cv dt_compare(code_vm *vm, cv a, cv b, int op)
         return code_raise(vm, &code_exc_TypeError, "can't compare offset-naive and offset-aware %s",
                           ta == &code_type_dt_time ? "times" : "datetimes");
     }
-    int64_t u = dt_local_us(x) - dt_offset(x), w = dt_local_us(y) - dt_offset(y);
+    int64_t u = code_dt_local_us(x) - code_dt_offset(x), w = code_dt_local_us(y) - code_dt_offset(y);
     return cmp_result(u < w ? -1 : u > w, op);
 }
 
 /* ---- arithmetic ------------------------------------------------------------------------ */
 
-cv dt_date_binop(code_vm *vm, int op, cv a, cv b)
+cv code_dt_date_binop(code_vm *vm, int op, cv a, cv b)
 {
     bool ad = cv_is(a, &code_type_dt_timedelta), bd = cv_is(b, &code_type_dt_timedelta);
     if (op == CODE_OP_ADD && (ad || bd) && !(ad && bd)) {
@@ -223,28 +223,28 @@ cv dt_date_binop(code_vm *vm, int op, cv a, cv b)
             return CODE_NOTIMPL;
         const dt_obj *o = dt_of(x);
         if (is_date(x)) {
-            int64_t ord = dt_ymd_to_ord(o->year, o->month, o->day) + dt_delta_of(td)->days;
+            int64_t ord = code_dt_ymd_to_ord(o->year, o->month, o->day) + dt_delta_of(td)->days;
             if (ord < 1 || ord > DT_MAXORDINAL)
                 return code_raise(vm, &code_exc_OverflowError, "date value out of range");
             int y, m, d;
-            dt_ord_to_ymd(ord, &y, &m, &d);
-            return dt_new(vm, &code_type_dt_date, y, m, d, 0, 0, 0, 0, CV_NULL);
+            code_dt_ord_to_ymd(ord, &y, &m, &d);
+            return code_dt_new(vm, &code_type_dt_date, y, m, d, 0, 0, 0, 0, CV_NULL);
         }
-        __int128 us = (__int128)dt_local_us(o) + dt_delta_us(td);
+        __int128 us = (__int128)code_dt_local_us(o) + code_dt_delta_us(td);
         if (us < 0 || us >= (__int128)DT_MAXORDINAL * US_PER_DAY)
             return code_raise(vm, &code_exc_OverflowError, "date value out of range");
-        return dt_from_local_us(vm, &code_type_dt_datetime, (int64_t)us, o->tz);
+        return code_dt_from_local_us(vm, &code_type_dt_datetime, (int64_t)us, o->tz);
     }
     if (op != CODE_OP_SUB || ad)
         return CODE_NOTIMPL;
     if (bd) {
         /* datetime - td is datetime + (-td); date - td is date + timedelta(-td.days),
          * as CPython (the seconds of td are ignored, not borrowed from) */
-        __int128 us = is_date(a) ? (__int128)dt_delta_of(b)->days * US_PER_DAY : dt_delta_us(b);
-        cv neg = dt_delta_from_us(vm, -us);
+        __int128 us = is_date(a) ? (__int128)dt_delta_of(b)->days * US_PER_DAY : code_dt_delta_us(b);
+        cv neg = code_dt_delta_from_us(vm, -us);
         if (!neg)
             return CV_NULL;
-        cv r = dt_date_binop(vm, CODE_OP_ADD, a, neg);
+        cv r = code_dt_date_binop(vm, CODE_OP_ADD, a, neg);
         code_decref(vm, neg);
         return r;
     }
@@ -254,8 +254,8 @@ cv dt_date_binop(code_vm *vm, int op, cv a, cv b)
     if (!x->tz != !y->tz)
         return code_raise(vm, &code_exc_TypeError,
                           "can't subtract offset-naive and offset-aware datetimes");
-    return dt_delta_from_us(vm, (__int128)(dt_local_us(x) - dt_offset(x)) -
-                                    (dt_local_us(y) - dt_offset(y)));
+    return code_dt_delta_from_us(vm, (__int128)(code_dt_local_us(x) - code_dt_offset(x)) -
+                                    (code_dt_local_us(y) - code_dt_offset(y)));
 }
 
 /* ---- attributes ------------------------------------------------------------------------- */
@@ -319,7 +319,7 @@ static cv m_isoformat(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (ts && !cv_is(ts, &code_type_str))
         return code_raise(vm, &code_exc_TypeError,
                           "isoformat() argument 2 must be str, not %s", code_type_name(ts));
-    return dt_isoformat(vm, dt_of(self), cv_type(self), c, ts ? code_str_cstr(ts) : "auto");
+    return code_dt_isoformat(vm, dt_of(self), cv_type(self), c, ts ? code_str_cstr(ts) : "auto");
 }
 
 static cv m_strftime(code_vm *vm, cv *args, size_t nargs, cv kwnames)
@@ -330,7 +330,7 @@ static cv m_strftime(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (!cv_is(fmt, &code_type_str))
         return code_raise(vm, &code_exc_TypeError, "strftime() argument 1 must be str, not %s",
                           code_type_name(fmt));
-    return dt_strftime(vm, self, fmt);
+    return code_dt_strftime(vm, self, fmt);
 }
 
 /* format(d, spec) and f"{d:spec}": strftime, or str() for an empty spec. */
@@ -343,7 +343,7 @@ static cv m_format(code_vm *vm, cv *args, size_t nargs, cv kwnames)
                           code_type_name(args[1]));
     if (code_str_len(args[1]) == 0)
         return code_str_of(vm, args[0]);
-    return dt_strftime(vm, args[0], args[1]);
+    return code_dt_strftime(vm, args[0], args[1]);
 }
 
 static cv m_replace(code_vm *vm, cv *args, size_t nargs, cv kwnames)
@@ -366,7 +366,7 @@ static cv m_replace(code_vm *vm, cv *args, size_t nargs, cv kwnames)
                        &self, &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &tz, &fold);
     if (rc < 0 || ints(vm, a, v, 7) < 0)
         return CV_NULL;
-    return dt_new(vm, t, v[0], v[1], v[2], v[3], v[4], v[5], v[6], tz ? tz : o->tz);
+    return code_dt_new(vm, t, v[0], v[1], v[2], v[3], v[4], v[5], v[6], tz ? tz : o->tz);
 }
 
 static cv date_ret_int(code_vm *vm, cv *args, size_t nargs, cv kwnames, const char *name, int which)
@@ -375,10 +375,10 @@ static cv date_ret_int(code_vm *vm, cv *args, size_t nargs, cv kwnames, const ch
         return CV_NULL;
     const dt_obj *o = dt_of(args[0]);
     if (which == 0)
-        return cv_from_small(dt_weekday(o->year, o->month, o->day));
+        return cv_from_small(code_dt_weekday(o->year, o->month, o->day));
     if (which == 1)
-        return cv_from_small(dt_weekday(o->year, o->month, o->day) + 1);
-    return cv_from_small(dt_ymd_to_ord(o->year, o->month, o->day));
+        return cv_from_small(code_dt_weekday(o->year, o->month, o->day) + 1);
+    return cv_from_small(code_dt_ymd_to_ord(o->year, o->month, o->day));
 }
 
 static cv m_weekday(code_vm *vm, cv *a, size_t n, cv kw) { return date_ret_int(vm, a, n, kw, "weekday", 0); }
@@ -452,7 +452,7 @@ static cv m_isocalendar(code_vm *vm, cv *args, size_t nargs, cv kwnames)
         return CV_NULL;
     const dt_obj *o = dt_of(args[0]);
     int y, w, d;
-    dt_iso_calendar(o->year, o->month, o->day, &y, &w, &d);
+    code_dt_iso_calendar(o->year, o->month, o->day, &y, &w, &d);
     cv t = code_tuple_pack(vm, 3, cv_from_small(y), cv_from_small(w), cv_from_small(d));
     iso_obj *r = t ? code_obj_new(vm, &code_type_dt_isocal, sizeof *r) : NULL;
     if (!r) {
@@ -468,9 +468,9 @@ static cv m_ctime(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (code_args_nokw(vm, "ctime", nargs, kwnames, 1, 1) < 0)
         return CV_NULL;
     const dt_obj *o = dt_of(args[0]);
-    int wd = dt_weekday(o->year, o->month, o->day);
-    return code_str_fmt(vm, "%.3s %.3s %2d %02d:%02d:%02d %04d", dt_day_names[wd],
-                        dt_month_names[o->month], o->day, o->hour, o->minute, o->second, o->year);
+    int wd = code_dt_weekday(o->year, o->month, o->day);
+    return code_str_fmt(vm, "%.3s %.3s %2d %02d:%02d:%02d %04d", code_dt_day_names[wd],
+                        code_dt_month_names[o->month], o->day, o->hour, o->minute, o->second, o->year);
 }
 
 /* Skips the instance when a class method is called on one. */
@@ -486,7 +486,7 @@ static cv fromiso(code_vm *vm, cv *args, size_t nargs, cv kwnames, const code_ty
         return CV_NULL;
     if (!cv_is(args[k], &code_type_str))
         return code_raise(vm, &code_exc_TypeError, "fromisoformat: argument must be str");
-    return dt_fromisoformat(vm, t, args[k]);
+    return code_dt_fromisoformat(vm, t, args[k]);
 }
 
 static cv date_fromiso(code_vm *vm, cv *a, size_t n, cv kw) { return fromiso(vm, a, n, kw, &code_type_dt_date); }
@@ -503,8 +503,8 @@ static cv fromordinal(code_vm *vm, cv *args, size_t nargs, cv kwnames, const cod
     if (ord < 1 || ord > DT_MAXORDINAL)
         return code_raise(vm, &code_exc_ValueError, "ordinal must be >= 1");
     int y, m, d;
-    dt_ord_to_ymd(ord, &y, &m, &d);
-    return dt_new(vm, t, y, m, d, 0, 0, 0, 0, CV_NULL);
+    code_dt_ord_to_ymd(ord, &y, &m, &d);
+    return code_dt_new(vm, t, y, m, d, 0, 0, 0, 0, CV_NULL);
 }
 
 static cv date_fromordinal(code_vm *vm, cv *a, size_t n, cv kw) { return fromordinal(vm, a, n, kw, &code_type_dt_date); }
@@ -515,7 +515,7 @@ static cv m_date(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (code_args_nokw(vm, "date", nargs, kwnames, 1, 1) < 0)
         return CV_NULL;
     const dt_obj *o = dt_of(args[0]);
-    return dt_new(vm, &code_type_dt_date, o->year, o->month, o->day, 0, 0, 0, 0, CV_NULL);
+    return code_dt_new(vm, &code_type_dt_date, o->year, o->month, o->day, 0, 0, 0, 0, CV_NULL);
 }
 
 static cv time_of(code_vm *vm, cv *args, size_t nargs, cv kwnames, bool tz)
@@ -523,7 +523,7 @@ static cv time_of(code_vm *vm, cv *args, size_t nargs, cv kwnames, bool tz)
     if (code_args_nokw(vm, tz ? "timetz" : "time", nargs, kwnames, 1, 1) < 0)
         return CV_NULL;
     const dt_obj *o = dt_of(args[0]);
-    return dt_new(vm, &code_type_dt_time, 1900, 1, 1, o->hour, o->minute, o->second, o->us,
+    return code_dt_new(vm, &code_type_dt_time, 1900, 1, 1, o->hour, o->minute, o->second, o->us,
                   tz ? o->tz : CV_NULL);
 }
 
@@ -535,7 +535,7 @@ static cv m_utcoffset(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (code_args_nokw(vm, "utcoffset", nargs, kwnames, 1, 1) < 0)
         return CV_NULL;
     const dt_obj *o = dt_of(args[0]);
-    return o->tz ? dt_delta_from_us(vm, dt_offset(o)) : CODE_NONE;
+    return o->tz ? code_dt_delta_from_us(vm, code_dt_offset(o)) : CODE_NONE;
 }
 
 static cv m_tzname(code_vm *vm, cv *args, size_t nargs, cv kwnames)
@@ -543,7 +543,7 @@ static cv m_tzname(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (code_args_nokw(vm, "tzname", nargs, kwnames, 1, 1) < 0)
         return CV_NULL;
     const dt_obj *o = dt_of(args[0]);
-    return o->tz ? dt_tz_name(vm, o->tz) : CODE_NONE;
+    return o->tz ? code_dt_tz_name(vm, o->tz) : CODE_NONE;
 }
 
 static cv m_dst(code_vm *vm, cv *args, size_t nargs, cv kwnames)
@@ -562,7 +562,7 @@ static cv m_timestamp(code_vm *vm, cv *args, size_t nargs, cv kwnames)
         return code_raise(vm, &code_exc_NotImplementedError,
                           "code mode has no clock: timestamp() of a naive datetime needs the "
                           "local time zone");
-    int64_t us = dt_local_us(o) - dt_offset(o) - EPOCH_US;
+    int64_t us = code_dt_local_us(o) - code_dt_offset(o) - EPOCH_US;
     return code_float_new(vm, (double)((long double)us / 1e6L));
 }
 
@@ -580,8 +580,8 @@ static cv m_astimezone(code_vm *vm, cv *args, size_t nargs, cv kwnames)
         return code_raise(vm, &code_exc_TypeError,
                           "tzinfo argument must be None or of a tzinfo subclass, not type '%s'",
                           code_type_name(tz));
-    int64_t utc = dt_local_us(o) - dt_offset(o);
-    return dt_from_local_us(vm, &code_type_dt_datetime, utc + dt_tz_of(tz)->offset_us, tz);
+    int64_t utc = code_dt_local_us(o) - code_dt_offset(o);
+    return code_dt_from_local_us(vm, &code_type_dt_datetime, utc + dt_tz_of(tz)->offset_us, tz);
 }
 
 /* fromtimestamp(ts, tz) and utcfromtimestamp(ts). */
@@ -610,7 +610,7 @@ static cv from_ts(code_vm *vm, cv *args, size_t nargs, cv kwnames, bool utc)
         us += dt_tz_of(tz)->offset_us;
     if (us < 0 || us >= (int64_t)DT_MAXORDINAL * US_PER_DAY)
         return code_raise(vm, &code_exc_ValueError, "year is out of range");
-    return dt_from_local_us(vm, &code_type_dt_datetime, us, tz == CODE_NONE ? CV_NULL : tz);
+    return code_dt_from_local_us(vm, &code_type_dt_datetime, us, tz == CODE_NONE ? CV_NULL : tz);
 }
 
 static cv m_fromtimestamp(code_vm *vm, cv *a, size_t n, cv kw) { return from_ts(vm, a, n, kw, false); }
@@ -629,14 +629,14 @@ static cv m_combine(code_vm *vm, cv *args, size_t nargs, cv kwnames)
         return code_raise(vm, &code_exc_TypeError,
                           "combine() argument 2 must be datetime.time, not %s", code_type_name(t));
     const dt_obj *a = dt_of(d), *b = dt_of(t);
-    return dt_new(vm, &code_type_dt_datetime, a->year, a->month, a->day, b->hour, b->minute,
+    return code_dt_new(vm, &code_type_dt_datetime, a->year, a->month, a->day, b->hour, b->minute,
                   b->second, b->us, tz ? tz : b->tz);
 }
 
 static cv m_strptime(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     size_t k = cls_skip(args, nargs, &code_type_dt_datetime);
-    return dt_strptime(vm, args + k, nargs - k, kwnames);
+    return code_dt_strptime(vm, args + k, nargs - k, kwnames);
 }
 
 static const code_method date_methods[] = {
@@ -675,7 +675,7 @@ const code_type code_type_dt_date = {
     .str = dt_str,
     .hash = dt_hash,
     .compare = dt_compare,
-    .binop = dt_date_binop,
+    .binop = code_dt_date_binop,
     .getattr = dt_getattr,
     .methods = date_methods,
     .new = date_new,
@@ -691,7 +691,7 @@ const code_type code_type_dt_datetime = {
     .str = dt_str,
     .hash = dt_hash,
     .compare = dt_compare,
-    .binop = dt_date_binop,
+    .binop = code_dt_date_binop,
     .getattr = dt_getattr,
     .methods = datetime_methods,
     .new = datetime_new,

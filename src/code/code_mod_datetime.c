@@ -12,25 +12,25 @@
 
 #include "code/code_dt.h"
 
-const char *const dt_day_names[7] = {
+const char *const code_dt_day_names[7] = {
     "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
 };
-const char *const dt_month_names[13] = {
+const char *const code_dt_month_names[13] = {
     "", "January", "February", "March", "April", "May", "June", "July", "August",
     "September", "October", "November", "December",
 };
 
 /* ---- calendar --------------------------------------------------------------- */
 
-bool dt_is_leap(int y)
+bool code_dt_is_leap(int y)
 {
     return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
 }
 
-int dt_days_in_month(int y, int m)
+int code_dt_days_in_month(int y, int m)
 {
     static const int dim[13] = { 0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-    return m == 2 && dt_is_leap(y) ? 29 : dim[m];
+    return m == 2 && code_dt_is_leap(y) ? 29 : dim[m];
 }
 
 static int64_t days_before_year(int y)
@@ -42,16 +42,16 @@ static int64_t days_before_year(int y)
 static int days_before_month(int y, int m)
 {
     static const int dbm[13] = { 0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334 };
-    return dbm[m] + (m > 2 && dt_is_leap(y));
+    return dbm[m] + (m > 2 && code_dt_is_leap(y));
 }
 
-int64_t dt_ymd_to_ord(int y, int m, int d)
+int64_t code_dt_ymd_to_ord(int y, int m, int d)
 {
     return days_before_year(y) + days_before_month(y, m) + d;
 }
 
 /* CPython's ord_to_ymd: through 400-, 100-, 4- and 1-year cycles. */
-void dt_ord_to_ymd(int64_t ord, int *y, int *m, int *d)
+void code_dt_ord_to_ymd(int64_t ord, int *y, int *m, int *d)
 {
     int64_t n = ord - 1;
     int64_t n400 = n / 146097;
@@ -78,15 +78,15 @@ void dt_ord_to_ymd(int64_t ord, int *y, int *m, int *d)
     *d = (int)(n - before + 1);
 }
 
-int dt_weekday(int y, int m, int d)
+int code_dt_weekday(int y, int m, int d)
 {
-    return (int)((dt_ymd_to_ord(y, m, d) + 6) % 7);
+    return (int)((code_dt_ymd_to_ord(y, m, d) + 6) % 7);
 }
 
 /* The Monday of ISO week 1 of year y. */
 static int64_t iso_week1_monday(int y)
 {
-    int64_t first = dt_ymd_to_ord(y, 1, 1);
+    int64_t first = code_dt_ymd_to_ord(y, 1, 1);
     int64_t wd = (first + 6) % 7;
     int64_t monday = first - wd;
     if (wd > 3)
@@ -94,9 +94,9 @@ static int64_t iso_week1_monday(int y)
     return monday;
 }
 
-void dt_iso_calendar(int y, int m, int d, int *iy, int *iw, int *iwd)
+void code_dt_iso_calendar(int y, int m, int d, int *iy, int *iw, int *iwd)
 {
-    int64_t today = dt_ymd_to_ord(y, m, d), diff = today - iso_week1_monday(y);
+    int64_t today = code_dt_ymd_to_ord(y, m, d), diff = today - iso_week1_monday(y);
     int64_t week = diff >= 0 ? diff / 7 : -((-diff + 6) / 7);
     if (week < 0) {
         y--;
@@ -112,7 +112,7 @@ void dt_iso_calendar(int y, int m, int d, int *iy, int *iw, int *iwd)
 
 /* ---- timedelta ---------------------------------------------------------------------- */
 
-__int128 dt_delta_us(cv td)
+__int128 code_dt_delta_us(cv td)
 {
     const dt_delta *d = dt_delta_of(td);
     return (__int128)d->days * US_PER_DAY + (__int128)d->seconds * US_PER_SEC + d->us;
@@ -126,7 +126,7 @@ static __int128 floordiv128(__int128 a, __int128 b)
     return q;
 }
 
-cv dt_delta_from_us(code_vm *vm, __int128 us)
+cv code_dt_delta_from_us(code_vm *vm, __int128 us)
 {
     __int128 days = floordiv128(us, US_PER_DAY);
     __int128 rem = us - days * US_PER_DAY;
@@ -219,10 +219,10 @@ static cv delta_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv 
         }
         whole += (__int128)w;
     }
-    return dt_delta_from_us(vm, whole);
+    return code_dt_delta_from_us(vm, whole);
 }
 
-cv dt_delta_repr(code_vm *vm, cv self)
+cv code_dt_delta_repr(code_vm *vm, cv self)
 {
     const dt_delta *d = dt_delta_of(self);
     code_sb b;
@@ -260,7 +260,7 @@ static cv delta_str(code_vm *vm, cv self)
 
 static int delta_hash(code_vm *vm, cv self, uint64_t *h)
 {
-    __int128 us = dt_delta_us(self);
+    __int128 us = code_dt_delta_us(self);
     *h = ((uint64_t)(us >> 64) * 0x9E3779B97F4A7C15u) ^ (uint64_t)us;
     if (*h == (uint64_t)-1)
         *h = (uint64_t)-2;
@@ -283,7 +283,7 @@ static cv delta_compare(code_vm *vm, cv a, cv b, int op)
 {
     if (!cv_is(a, &code_type_dt_timedelta) || !cv_is(b, &code_type_dt_timedelta))
         return CODE_NOTIMPL;
-    __int128 x = dt_delta_us(a), y = dt_delta_us(b);
+    __int128 x = code_dt_delta_us(a), y = code_dt_delta_us(b);
     return cmp_result(x < y ? -1 : x > y, op);
 }
 
@@ -305,10 +305,10 @@ static cv delta_binop(code_vm *vm, int op, cv a, cv b)
 {
     bool ad = cv_is(a, &code_type_dt_timedelta), bd = cv_is(b, &code_type_dt_timedelta);
     if (ad && bd) {
-        __int128 x = dt_delta_us(a), y = dt_delta_us(b);
+        __int128 x = code_dt_delta_us(a), y = code_dt_delta_us(b);
         switch (op) {
-        case CODE_OP_ADD: return dt_delta_from_us(vm, x + y);
-        case CODE_OP_SUB: return dt_delta_from_us(vm, x - y);
+        case CODE_OP_ADD: return code_dt_delta_from_us(vm, x + y);
+        case CODE_OP_SUB: return code_dt_delta_from_us(vm, x - y);
         case CODE_OP_TRUEDIV:
             if (y == 0)
                 return code_raise(vm, &code_exc_ZeroDivisionError,
@@ -323,7 +323,7 @@ static cv delta_binop(code_vm *vm, int op, cv a, cv b)
             if (y == 0)
                 return code_raise(vm, &code_exc_ZeroDivisionError,
                                   "integer division or modulo by zero");
-            return dt_delta_from_us(vm, x - floordiv128(x, y) * y);
+            return code_dt_delta_from_us(vm, x - floordiv128(x, y) * y);
         default: return CODE_NOTIMPL;
         }
     }
@@ -332,7 +332,7 @@ static cv delta_binop(code_vm *vm, int op, cv a, cv b)
     bool is_int = k == CODE_K_INT || k == CODE_K_BOOL, is_float = k == CODE_K_FLOAT;
     if (!is_int && !is_float)
         return CODE_NOTIMPL;
-    __int128 x = dt_delta_us(td);
+    __int128 x = code_dt_delta_us(td);
     int64_t i = 0;
     double f = 0;
     if (is_int && code_as_i64(vm, other, &i) < 0)
@@ -341,11 +341,11 @@ static cv delta_binop(code_vm *vm, int op, cv a, cv b)
         f = ((code_float *)cv_obj(other))->v;
     if (op == CODE_OP_MUL) {
         if (is_int)
-            return dt_delta_from_us(vm, x * i);
+            return code_dt_delta_from_us(vm, x * i);
         if (!isfinite(f))
             return code_raise(vm, &code_exc_ValueError, "cannot convert float %s to integer",
                               isnan(f) ? "NaN" : "infinity");
-        return dt_delta_from_us(vm, (__int128)nearbyintl((long double)x * f));
+        return code_dt_delta_from_us(vm, (__int128)nearbyintl((long double)x * f));
     }
     if (!ad)                     /* int / timedelta and the like */
         return CODE_NOTIMPL;
@@ -354,7 +354,7 @@ static cv delta_binop(code_vm *vm, int op, cv a, cv b)
             if (i == 0)
                 return code_raise(vm, &code_exc_ZeroDivisionError,
                                   "integer division or modulo by zero");
-            return dt_delta_from_us(vm, op == CODE_OP_FLOORDIV ? floordiv128(x, i)
+            return code_dt_delta_from_us(vm, op == CODE_OP_FLOORDIV ? floordiv128(x, i)
                                                                : div_near(x, i));
         }
         if (op == CODE_OP_FLOORDIV)
@@ -362,7 +362,7 @@ static cv delta_binop(code_vm *vm, int op, cv a, cv b)
         if (f == 0)
             return code_raise(vm, &code_exc_ZeroDivisionError,
                               "integer division or modulo by zero");
-        return dt_delta_from_us(vm, (__int128)nearbyintl((long double)x / f));
+        return code_dt_delta_from_us(vm, (__int128)nearbyintl((long double)x / f));
     }
     return CODE_NOTIMPL;
 }
@@ -370,7 +370,7 @@ static cv delta_binop(code_vm *vm, int op, cv a, cv b)
 static cv delta_unop(code_vm *vm, int op, cv a)
 {
     if (op == CODE_UOP_NEG)
-        return dt_delta_from_us(vm, -dt_delta_us(a));
+        return code_dt_delta_from_us(vm, -code_dt_delta_us(a));
     if (op == CODE_UOP_POS)
         return code_incref(a);
     return CODE_NOTIMPL;
@@ -378,7 +378,7 @@ static cv delta_unop(code_vm *vm, int op, cv a)
 
 static int delta_truth(code_vm *vm, cv self)
 {
-    return dt_delta_us(self) != 0;
+    return code_dt_delta_us(self) != 0;
 }
 
 static cv delta_getattr(code_vm *vm, cv self, const char *name)
@@ -397,7 +397,7 @@ static cv delta_total_seconds(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     if (code_args_nokw(vm, "total_seconds", nargs, kwnames, 1, 1) < 0)
         return CV_NULL;
-    return code_float_new(vm, (double)((long double)dt_delta_us(args[0]) / 1e6L));
+    return code_float_new(vm, (double)((long double)code_dt_delta_us(args[0]) / 1e6L));
 }
 
 static const code_method delta_methods[] = {
@@ -408,7 +408,7 @@ const code_type code_type_dt_timedelta = {
     .ob = CODE_STATIC_HDR(&code_type_type),
     .name = "datetime.timedelta",
     .kind = CODE_K_OTHER,
-    .repr = dt_delta_repr,
+    .repr = code_dt_delta_repr,
     .str = delta_str,
     .hash = delta_hash,
     .compare = delta_compare,
@@ -427,7 +427,7 @@ static void tz_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, ((dt_tz *)o)->name);
 }
 
-cv dt_tz_new(code_vm *vm, int64_t offset_us, cv name)
+cv code_dt_tz_new(code_vm *vm, int64_t offset_us, cv name)
 {
     dt_tz *z = code_obj_new(vm, &code_type_dt_timezone, sizeof *z);
     if (!z)
@@ -449,9 +449,9 @@ static cv tz_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kwn
     if (name && !cv_is(name, &code_type_str))
         return code_raise(vm, &code_exc_TypeError, "timezone() argument 2 must be str, not %s",
                           code_type_name(name));
-    __int128 us = dt_delta_us(off);
+    __int128 us = code_dt_delta_us(off);
     if (us <= -US_PER_DAY || us >= US_PER_DAY) {
-        cv r = dt_delta_repr(vm, off);
+        cv r = code_dt_delta_repr(vm, off);
         if (!r)
             return CV_NULL;
         code_raise(vm, &code_exc_ValueError,
@@ -460,10 +460,10 @@ static cv tz_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kwn
         code_decref(vm, r);
         return CV_NULL;
     }
-    return dt_tz_new(vm, (int64_t)us, name);
+    return code_dt_tz_new(vm, (int64_t)us, name);
 }
 
-cv dt_tz_name(code_vm *vm, cv tz)
+cv code_dt_tz_name(code_vm *vm, cv tz)
 {
     const dt_tz *z = dt_tz_of(tz);
     if (z->name)
@@ -473,7 +473,7 @@ cv dt_tz_name(code_vm *vm, cv tz)
     code_sb b;
     code_sb_init(&b, vm);
     code_sb_addc(&b, "UTC");
-    dt_fmt_offset(&b, z->offset_us, ":");
+    code_dt_fmt_offset(&b, z->offset_us, ":");
     return code_sb_finish(&b);
 }
 
@@ -482,7 +482,7 @@ static cv tz_repr(code_vm *vm, cv self)
     const dt_tz *z = dt_tz_of(self);
     if (z->offset_us == 0 && !z->name)
         return code_str_from_cstr(vm, "datetime.timezone.utc");
-    cv off = dt_delta_from_us(vm, z->offset_us);
+    cv off = code_dt_delta_from_us(vm, z->offset_us);
     if (!off)
         return CV_NULL;
     code_sb b;
@@ -500,7 +500,7 @@ static cv tz_repr(code_vm *vm, cv self)
 
 static cv tz_str(code_vm *vm, cv self)
 {
-    return dt_tz_name(vm, self);
+    return code_dt_tz_name(vm, self);
 }
 
 static int tz_hash(code_vm *vm, cv self, uint64_t *h)
@@ -522,14 +522,14 @@ static cv tz_utcoffset(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     if (code_args_nokw(vm, "utcoffset", nargs, kwnames, 2, 2) < 0)
         return CV_NULL;
-    return dt_delta_from_us(vm, dt_tz_of(args[0])->offset_us);
+    return code_dt_delta_from_us(vm, dt_tz_of(args[0])->offset_us);
 }
 
 static cv tz_tzname(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     if (code_args_nokw(vm, "tzname", nargs, kwnames, 2, 2) < 0)
         return CV_NULL;
-    return dt_tz_name(vm, args[0]);
+    return code_dt_tz_name(vm, args[0]);
 }
 
 static cv tz_dst(code_vm *vm, cv *args, size_t nargs, cv kwnames)
@@ -563,26 +563,26 @@ cv code_lib_type_attr(code_vm *vm, const code_type *t, const char *name)
     bool mn = !strcmp(name, "min"), mx = !strcmp(name, "max"), res = !strcmp(name, "resolution");
     if (t == &code_type_dt_timedelta) {
         if (mn)
-            return dt_delta_from_us(vm, -(__int128)DT_MAXDAYS * US_PER_DAY);
+            return code_dt_delta_from_us(vm, -(__int128)DT_MAXDAYS * US_PER_DAY);
         if (mx)
-            return dt_delta_from_us(vm, ((__int128)DT_MAXDAYS + 1) * US_PER_DAY - 1);
+            return code_dt_delta_from_us(vm, ((__int128)DT_MAXDAYS + 1) * US_PER_DAY - 1);
         if (res)
-            return dt_delta_from_us(vm, 1);
+            return code_dt_delta_from_us(vm, 1);
     } else if (t == &code_type_dt_date || t == &code_type_dt_datetime ||
                t == &code_type_dt_time) {
         bool date = t == &code_type_dt_date;
         if (mn)
-            return dt_new(vm, t, 1, 1, 1, 0, 0, 0, 0, CV_NULL);
+            return code_dt_new(vm, t, 1, 1, 1, 0, 0, 0, 0, CV_NULL);
         if (mx)
-            return date ? dt_new(vm, t, 9999, 12, 31, 0, 0, 0, 0, CV_NULL)
-                        : dt_new(vm, t, 9999, 12, 31, 23, 59, 59, 999999, CV_NULL);
+            return date ? code_dt_new(vm, t, 9999, 12, 31, 0, 0, 0, 0, CV_NULL)
+                        : code_dt_new(vm, t, 9999, 12, 31, 23, 59, 59, 999999, CV_NULL);
         if (res)
-            return dt_delta_from_us(vm, date ? US_PER_DAY : 1);
+            return code_dt_delta_from_us(vm, date ? US_PER_DAY : 1);
     } else if (t == &code_type_dt_timezone) {
         if (!strcmp(name, "utc"))
-            return dt_tz_new(vm, 0, CV_NULL);
+            return code_dt_tz_new(vm, 0, CV_NULL);
         if (mn || mx)
-            return dt_tz_new(vm, (mn ? -1 : 1) * (US_PER_DAY - 60 * US_PER_SEC), CV_NULL);
+            return code_dt_tz_new(vm, (mn ? -1 : 1) * (US_PER_DAY - 60 * US_PER_SEC), CV_NULL);
     }
     return CV_NULL;
 }
@@ -596,7 +596,7 @@ int code_mod_datetime_init(code_vm *vm, cv dict)
         code_lib_set(vm, dict, "timezone", cv_of(&code_type_dt_timezone)) < 0 ||
         code_lib_set(vm, dict, "MINYEAR", cv_from_small(DT_MINYEAR)) < 0 ||
         code_lib_set(vm, dict, "MAXYEAR", cv_from_small(DT_MAXYEAR)) < 0 ||
-        code_lib_set_steal(vm, dict, "UTC", dt_tz_new(vm, 0, CV_NULL)) < 0)
+        code_lib_set_steal(vm, dict, "UTC", code_dt_tz_new(vm, 0, CV_NULL)) < 0)
         return -1;
     return 0;
 }

@@ -12,7 +12,7 @@
 #include "code/code_dt.h"
 #include "code/code_re.h"
 
-void dt_fmt_offset(code_sb *b, int64_t off_us, const char *sep)
+void code_dt_fmt_offset(code_sb *b, int64_t off_us, const char *sep)
 {
     char sign = off_us < 0 ? '-' : '+';
     int64_t a = off_us < 0 ? -off_us : off_us;
@@ -24,7 +24,7 @@ void dt_fmt_offset(code_sb *b, int64_t off_us, const char *sep)
         code_sb_printf(b, ".%06d", (int)us);
 }
 
-cv dt_isoformat(code_vm *vm, const dt_obj *o, const code_type *t, char sep, const char *timespec)
+cv code_dt_isoformat(code_vm *vm, const dt_obj *o, const code_type *t, char sep, const char *timespec)
 {
     code_sb b;
     code_sb_init(&b, vm);
@@ -51,7 +51,7 @@ cv dt_isoformat(code_vm *vm, const dt_obj *o, const code_type *t, char sep, cons
         return code_raise(vm, &code_exc_ValueError, "Unknown timespec value");
     }
     if (o->tz)
-        dt_fmt_offset(&b, dt_offset(o), ":");
+        code_dt_fmt_offset(&b, code_dt_offset(o), ":");
     return code_sb_finish(&b);
 }
 
@@ -59,18 +59,18 @@ cv dt_isoformat(code_vm *vm, const dt_obj *o, const code_type *t, char sep, cons
 
 static int fmt_one(code_sb *b, const dt_obj *o, char c, code_vm *vm)
 {
-    int wd = dt_weekday(o->year, o->month, o->day);                 /* Monday 0 */
-    int yday = (int)(dt_ymd_to_ord(o->year, o->month, o->day) - dt_ymd_to_ord(o->year, 1, 1));
+    int wd = code_dt_weekday(o->year, o->month, o->day);                 /* Monday 0 */
+    int yday = (int)(code_dt_ymd_to_ord(o->year, o->month, o->day) - code_dt_ymd_to_ord(o->year, 1, 1));
     int h12 = o->hour % 12 ? o->hour % 12 : 12;
     int iy, iw, iwd;
     switch (c) {
-    case 'a': code_sb_printf(b, "%.3s", dt_day_names[wd]); break;
-    case 'A': code_sb_addc(b, dt_day_names[wd]); break;
-    case 'b': case 'h': code_sb_printf(b, "%.3s", dt_month_names[o->month]); break;
-    case 'B': code_sb_addc(b, dt_month_names[o->month]); break;
+    case 'a': code_sb_printf(b, "%.3s", code_dt_day_names[wd]); break;
+    case 'A': code_sb_addc(b, code_dt_day_names[wd]); break;
+    case 'b': case 'h': code_sb_printf(b, "%.3s", code_dt_month_names[o->month]); break;
+    case 'B': code_sb_addc(b, code_dt_month_names[o->month]); break;
     case 'c':
-        code_sb_printf(b, "%.3s %.3s %2d %02d:%02d:%02d %d", dt_day_names[wd],
-                       dt_month_names[o->month], o->day, o->hour, o->minute, o->second, o->year);
+        code_sb_printf(b, "%.3s %.3s %2d %02d:%02d:%02d %d", code_dt_day_names[wd],
+                       code_dt_month_names[o->month], o->day, o->hour, o->minute, o->second, o->year);
         break;
     case 'd': code_sb_printf(b, "%02d", o->day); break;
     case 'e': code_sb_printf(b, "%2d", o->day); break;
@@ -94,15 +94,15 @@ static int fmt_one(code_sb *b, const dt_obj *o, char c, code_vm *vm)
     case 'y': code_sb_printf(b, "%02d", o->year % 100); break;
     case 'Y': code_sb_printf(b, "%d", o->year); break;
     case 'C': code_sb_printf(b, "%02d", o->year / 100); break;
-    case 'G': dt_iso_calendar(o->year, o->month, o->day, &iy, &iw, &iwd); code_sb_printf(b, "%d", iy); break;
-    case 'V': dt_iso_calendar(o->year, o->month, o->day, &iy, &iw, &iwd); code_sb_printf(b, "%02d", iw); break;
+    case 'G': code_dt_iso_calendar(o->year, o->month, o->day, &iy, &iw, &iwd); code_sb_printf(b, "%d", iy); break;
+    case 'V': code_dt_iso_calendar(o->year, o->month, o->day, &iy, &iw, &iwd); code_sb_printf(b, "%02d", iw); break;
     case 'z':
         if (o->tz)
-            dt_fmt_offset(b, dt_offset(o), "");
+            code_dt_fmt_offset(b, code_dt_offset(o), "");
         break;
     case 'Z':
         if (o->tz) {
-            cv n = dt_tz_name(vm, o->tz);
+            cv n = code_dt_tz_name(vm, o->tz);
             if (!n)
                 return -1;
             code_sb_add(b, code_str_cstr(n), code_str_len(n));
@@ -117,7 +117,7 @@ static int fmt_one(code_sb *b, const dt_obj *o, char c, code_vm *vm)
     return 0;
 }
 
-cv dt_strftime(code_vm *vm, cv self, cv fmt)
+cv code_dt_strftime(code_vm *vm, cv self, cv fmt)
 {
     const dt_obj *o = dt_of(self);
     const char *f = code_str_cstr(fmt);
@@ -205,10 +205,10 @@ static int strptime_regex(code_vm *vm, const char *f, size_t n, cv fmt, code_sb 
         case 'z':
             code_sb_addc(b, "(?P<z>[+-]\\d\\d:?[0-5]\\d(:?[0-5]\\d(\\.\\d{1,6})?)?|(?-i:Z))");
             break;
-        case 'A': add_names(b, "A", dt_day_names, 7, false); break;
-        case 'a': add_names(b, "a", dt_day_names, 7, true); break;
-        case 'B': add_names(b, "B", dt_month_names + 1, 12, false); break;
-        case 'b': add_names(b, "b", dt_month_names + 1, 12, true); break;
+        case 'A': add_names(b, "A", code_dt_day_names, 7, false); break;
+        case 'a': add_names(b, "a", code_dt_day_names, 7, true); break;
+        case 'B': add_names(b, "B", code_dt_month_names + 1, 12, false); break;
+        case 'b': add_names(b, "b", code_dt_month_names + 1, 12, true); break;
         case 'p': code_sb_addc(b, "(?P<p>am|pm)"); break;
         case 'Z': code_sb_addc(b, "(?P<Z>utc|gmt)"); break;
         case 'c':
@@ -283,7 +283,7 @@ static cv strptime_result(code_vm *vm, pcre2_code *code, pcre2_match_data *md, c
     grp_int(code, md, s, "G", &iso_year);
     grp_int(code, md, s, "m", &month);
     if ((p = grp(code, md, s, "B", &len)) || (p = grp(code, md, s, "b", &len)))
-        month = name_index(p, len, dt_month_names + 1, 12) + 1;
+        month = name_index(p, len, code_dt_month_names + 1, 12) + 1;
     grp_int(code, md, s, "d", &day);
     grp_int(code, md, s, "H", &hour);
     if (grp_int(code, md, s, "I", &v)) {
@@ -301,7 +301,7 @@ static cv strptime_result(code_vm *vm, pcre2_code *code, pcre2_match_data *md, c
             us *= 10;
     }
     if ((p = grp(code, md, s, "A", &len)) || (p = grp(code, md, s, "a", &len)))
-        weekday = name_index(p, len, dt_day_names, 7);
+        weekday = name_index(p, len, code_dt_day_names, 7);
     if (grp_int(code, md, s, "w", &v))
         weekday = v == 0 ? 6 : v - 1;
     if (grp_int(code, md, s, "u", &v))
@@ -344,14 +344,14 @@ static cv strptime_result(code_vm *vm, pcre2_code *code, pcre2_match_data *md, c
         cv name = CV_NULL;
         if ((p = grp(code, md, s, "Z", &len)) && !(name = code_str_new(vm, p, len)))
             return CV_NULL;
-        tz = dt_tz_new(vm, off, name);
+        tz = code_dt_tz_new(vm, off, name);
         code_decref(vm, name);
         if (!tz)
             return CV_NULL;
     }
     if (julian < 0 && weekday >= 0) {
         if (week >= 0) {
-            int first = dt_weekday(year, 1, 1), dow = weekday;
+            int first = code_dt_weekday(year, 1, 1), dow = weekday;
             if (!week_mon) {
                 first = (first + 1) % 7;
                 dow = (dow + 1) % 7;
@@ -359,31 +359,31 @@ static cv strptime_result(code_vm *vm, pcre2_code *code, pcre2_match_data *md, c
             int week0 = (7 - first) % 7;
             julian = week == 0 ? 1 + dow - first : 1 + week0 + 7 * (week - 1) + dow;
         } else if (iso_year >= 0 && iso_week >= 0) {
-            int correction = dt_weekday(iso_year, 1, 4) + 1 + 3;
+            int correction = code_dt_weekday(iso_year, 1, 4) + 1 + 3;
             int64_t ord = (int64_t)iso_week * 7 + weekday + 1 - correction;
             if (ord < 1) {
-                ord += dt_ymd_to_ord(iso_year, 1, 1);
+                ord += code_dt_ymd_to_ord(iso_year, 1, 1);
                 iso_year--;
-                ord -= dt_ymd_to_ord(iso_year, 1, 1);
+                ord -= code_dt_ymd_to_ord(iso_year, 1, 1);
             }
             year = iso_year;
             julian = (int)ord;
         }
     }
     if (julian >= 0) {
-        int64_t ord = julian - 1 + dt_ymd_to_ord(year, 1, 1);
+        int64_t ord = julian - 1 + code_dt_ymd_to_ord(year, 1, 1);
         if (ord < 1 || ord > DT_MAXORDINAL) {
             code_decref(vm, tz);
             return code_raise(vm, &code_exc_ValueError, "year is out of range");
         }
-        dt_ord_to_ymd(ord, &year, &month, &day);
+        code_dt_ord_to_ymd(ord, &year, &month, &day);
     }
-    cv r = dt_new(vm, &code_type_dt_datetime, year, month, day, hour, minute, second, us, tz);
+    cv r = code_dt_new(vm, &code_type_dt_datetime, year, month, day, hour, minute, second, us, tz);
     code_decref(vm, tz);
     return r;
 }
 
-cv dt_strptime(code_vm *vm, cv *args, size_t nargs, cv kwnames)
+cv code_dt_strptime(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     cv data, fmt;
     if (code_args_nokw(vm, "strptime", nargs, kwnames, 2, 2) < 0)
@@ -401,7 +401,7 @@ cv dt_strptime(code_vm *vm, cv *args, size_t nargs, cv kwnames)
         return vm->exc ? CV_NULL : code_raise_nomem(vm);
     }
     re_ctx x;
-    if (re_ctx_open(vm, NULL, &x) < 0) {
+    if (code_re_ctx_open(vm, NULL, &x) < 0) {
         code_sb_free(&re);
         return CV_NULL;
     }
@@ -419,13 +419,13 @@ cv dt_strptime(code_vm *vm, cv *args, size_t nargs, cv kwnames)
         if (!vm->exc)
             code_raise(vm, &code_exc_ValueError, "invalid strptime format '%s'",
                        code_str_cstr(fmt));
-        re_ctx_close(&x);
+        code_re_ctx_close(&x);
         return CV_NULL;
     }
     x.md = pcre2_match_data_create_from_pattern(code, x.g);
     if (!x.md) {
         pcre2_code_free(code);
-        re_ctx_close(&x);
+        code_re_ctx_close(&x);
         return vm->exc ? CV_NULL : code_raise_nomem(vm);
     }
     const char *s = code_str_cstr(data);
@@ -449,7 +449,7 @@ cv dt_strptime(code_vm *vm, cv *args, size_t nargs, cv kwnames)
             r = strptime_result(vm, code, x.md, s);
     }
     pcre2_code_free(code);
-    re_ctx_close(&x);
+    code_re_ctx_close(&x);
     return r;
 }
 
@@ -538,7 +538,7 @@ static size_t parse_date(const char *s, size_t n, int *y, int *m, int *d)
     return 0;
 }
 
-cv dt_fromisoformat(code_vm *vm, const code_type *t, cv str)
+cv code_dt_fromisoformat(code_vm *vm, const code_type *t, cv str)
 {
     const char *s = code_str_cstr(str);
     size_t n = code_str_len(str), i = 0;
@@ -571,10 +571,10 @@ cv dt_fromisoformat(code_vm *vm, const code_type *t, cv str)
         code_decref(vm, r);
         return CV_NULL;
     }
-    cv tz = aware ? dt_tz_new(vm, off, CV_NULL) : CV_NULL;
+    cv tz = aware ? code_dt_tz_new(vm, off, CV_NULL) : CV_NULL;
     if (aware && !tz)
         return CV_NULL;
-    cv r = dt_new(vm, t, y, mo, d, h, mi, sec, us, tz);
+    cv r = code_dt_new(vm, t, y, mo, d, h, mi, sec, us, tz);
     code_decref(vm, tz);
     return r;
 }

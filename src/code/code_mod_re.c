@@ -44,14 +44,14 @@ static void re_free(void *ptr, void *ud)
     code_heap_free(ud, p, p[0]);
 }
 
-int re_ctx_open(code_vm *vm, re_pattern *p, re_ctx *x)
+int code_re_ctx_open(code_vm *vm, re_pattern *p, re_ctx *x)
 {
     memset(x, 0, sizeof *x);
     x->vm = vm;
     if (!(x->g = pcre2_general_context_create(re_malloc, re_free, vm)) ||
         !(x->m = pcre2_match_context_create(x->g)) ||
         (p && !(x->md = pcre2_match_data_create_from_pattern(p->code, x->g)))) {
-        re_ctx_close(x);
+        code_re_ctx_close(x);
         if (!vm->exc)
             code_raise_nomem(vm);
         return -1;
@@ -62,7 +62,7 @@ int re_ctx_open(code_vm *vm, re_pattern *p, re_ctx *x)
     return 0;
 }
 
-void re_ctx_close(re_ctx *x)
+void code_re_ctx_close(re_ctx *x)
 {
     pcre2_match_data_free(x->md);
     pcre2_match_context_free(x->m);
@@ -72,7 +72,7 @@ void re_ctx_close(re_ctx *x)
     x->g = NULL;
 }
 
-int re_exec(re_ctx *x, re_pattern *p, re_subject *sub, size_t bstart, size_t bend, uint32_t opts)
+int code_re_exec(re_ctx *x, re_pattern *p, re_subject *sub, size_t bstart, size_t bend, uint32_t opts)
 {
     int rc = pcre2_match(p->code, (PCRE2_SPTR)sub->s, bend, bstart,
                          opts | (p->is_bytes ? 0 : PCRE2_NO_UTF_CHECK), x->md, x->m);
@@ -97,7 +97,7 @@ int re_exec(re_ctx *x, re_pattern *p, re_subject *sub, size_t bstart, size_t ben
 
 /* ---- subjects and offsets ---------------------------------------------------------- */
 
-int re_subject_of(code_vm *vm, re_pattern *p, cv string, re_subject *sub)
+int code_re_subject_of(code_vm *vm, re_pattern *p, cv string, re_subject *sub)
 {
     if (cv_is(string, &code_type_str)) {
         if (p->is_bytes)
@@ -124,7 +124,7 @@ static bool cont_byte(const re_subject *sub, size_t b)
     return b < sub->len && ((unsigned char)sub->s[b] & 0xC0) == 0x80;
 }
 
-size_t re_char_of(re_subject *sub, size_t b)
+size_t code_re_char_of(re_subject *sub, size_t b)
 {
     if (sub->ascii)
         return b;
@@ -143,7 +143,7 @@ size_t re_char_of(re_subject *sub, size_t b)
     return sub->c;
 }
 
-size_t re_byte_of(re_subject *sub, size_t c)
+size_t code_re_byte_of(re_subject *sub, size_t c)
 {
     if (sub->ascii)
         return c < sub->len ? c : sub->len;
@@ -162,10 +162,10 @@ size_t re_byte_of(re_subject *sub, size_t c)
     return sub->b;
 }
 
-int re_bounds(code_vm *vm, re_subject *sub, cv pos, cv endpos, size_t *bstart, size_t *bend,
+int code_re_bounds(code_vm *vm, re_subject *sub, cv pos, cv endpos, size_t *bstart, size_t *bend,
               ssize_t *cpos, ssize_t *cend)
 {
-    ssize_t n = (ssize_t)re_char_of(sub, sub->len), p = 0, e = n;
+    ssize_t n = (ssize_t)code_re_char_of(sub, sub->len), p = 0, e = n;
     if (pos && code_as_index(vm, pos, &p) < 0)
         return -1;
     if (endpos && code_as_index(vm, endpos, &e) < 0)
@@ -174,12 +174,12 @@ int re_bounds(code_vm *vm, re_subject *sub, cv pos, cv endpos, size_t *bstart, s
     e = e < 0 ? 0 : e > n ? n : e;
     *cpos = p;
     *cend = e;
-    *bstart = re_byte_of(sub, (size_t)p);
-    *bend = re_byte_of(sub, (size_t)e);
+    *bstart = code_re_byte_of(sub, (size_t)p);
+    *bend = code_re_byte_of(sub, (size_t)e);
     return 0;
 }
 
-cv re_slice(code_vm *vm, bool is_bytes, const char *s, size_t b0, size_t b1)
+cv code_re_slice(code_vm *vm, bool is_bytes, const char *s, size_t b0, size_t b1)
 {
     return is_bytes ? code_bytes_new(vm, s + b0, b1 - b0) : code_str_new(vm, s + b0, b1 - b0);
 }
@@ -501,14 +501,14 @@ static cv re_compile_new(code_vm *vm, cv pattern, int64_t flags)
     if (flags & RE_X)
         opts |= PCRE2_EXTENDED;
     re_ctx x;
-    if (re_ctx_open(vm, NULL, &x) < 0) {
+    if (code_re_ctx_open(vm, NULL, &x) < 0) {
         code_sb_free(&t);
         return CV_NULL;
     }
     pcre2_compile_context *cc = pcre2_compile_context_create(x.g);
     if (!cc) {
         code_sb_free(&t);
-        re_ctx_close(&x);
+        code_re_ctx_close(&x);
         return vm->exc ? CV_NULL : code_raise_nomem(vm);
     }
     pcre2_set_newline(cc, PCRE2_NEWLINE_LF);
@@ -516,7 +516,7 @@ static cv re_compile_new(code_vm *vm, cv pattern, int64_t flags)
     PCRE2_SIZE erroff = 0;
     pcre2_code *code = pcre2_compile((PCRE2_SPTR)(t.p ? t.p : ""), t.len, opts, &err, &erroff, cc);
     pcre2_compile_context_free(cc);
-    re_ctx_close(&x);
+    code_re_ctx_close(&x);
     if (!code) {
         /* the offset is in the translated pattern: near enough to the original */
         size_t pos = 0;
@@ -551,7 +551,7 @@ static cv re_compile_new(code_vm *vm, cv pattern, int64_t flags)
 /* The run's cache of compiled patterns, (pattern, flags) -> Pattern, as
  * CPython's (cleared when it passes 512 entries, or by re.purge): programs
  * call re.match(p, s) in loops. Borrowed, or CV_NULL on error. */
-cv re_cache(code_vm *vm, bool clear)
+cv code_re_cache(code_vm *vm, bool clear)
 {
     cv lib = code_lib_cache(vm), c = CV_NULL;
     if (!lib || code_dict_get(vm, lib, CODE_NONE, &c) < 0)
@@ -567,7 +567,7 @@ cv re_cache(code_vm *vm, bool clear)
     return fresh;
 }
 
-cv re_get_pattern(code_vm *vm, cv pattern, cv flags)
+cv code_re_get_pattern(code_vm *vm, cv pattern, cv flags)
 {
     int64_t f = 0;
     if (flags && code_as_i64(vm, flags, &f) < 0)
@@ -580,7 +580,7 @@ cv re_get_pattern(code_vm *vm, cv pattern, cv flags)
     }
     if (!cv_is(pattern, &code_type_str) && !cv_is(pattern, &code_type_bytes))
         return re_compile_new(vm, pattern, f);   /* its TypeError */
-    cv cache = re_cache(vm, false), key = CV_NULL, p = CV_NULL;
+    cv cache = code_re_cache(vm, false), key = CV_NULL, p = CV_NULL;
     if (!cache || !(key = code_tuple_pack(vm, 3, cv_type(pattern) == &code_type_str ? CODE_TRUE
                                                                                   : CODE_FALSE,
                                           pattern, flags ? flags : cv_from_small(0))))
@@ -603,35 +603,35 @@ cv re_get_pattern(code_vm *vm, cv pattern, cv flags)
 }
 
 static const uint32_t search_opts[3] = { 0, PCRE2_ANCHORED, PCRE2_ANCHORED | PCRE2_ENDANCHORED };
-const char *const re_search_names[3] = { "search", "match", "fullmatch" };
+const char *const code_re_search_names[3] = { "search", "match", "fullmatch" };
 
 /* search, match and fullmatch, on a Pattern. */
-cv re_search(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos, int kind)
+cv code_re_search(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos, int kind)
 {
     re_subject sub;
     size_t b0, b1;
     ssize_t c0, c1;
-    if (re_subject_of(vm, p, string, &sub) < 0 ||
-        re_bounds(vm, &sub, pos, endpos, &b0, &b1, &c0, &c1) < 0)
+    if (code_re_subject_of(vm, p, string, &sub) < 0 ||
+        code_re_bounds(vm, &sub, pos, endpos, &b0, &b1, &c0, &c1) < 0)
         return CV_NULL;
     if (c1 < c0)
         return CODE_NONE;
     re_ctx x;
-    if (re_ctx_open(vm, p, &x) < 0)
+    if (code_re_ctx_open(vm, p, &x) < 0)
         return CV_NULL;
-    int rc = re_exec(&x, p, &sub, b0, b1, search_opts[kind]);
-    cv r = rc < 0 ? CV_NULL : rc == 0 ? CODE_NONE : re_match_new(&x, p, string, &sub, c0, c1);
-    re_ctx_close(&x);
+    int rc = code_re_exec(&x, p, &sub, b0, b1, search_opts[kind]);
+    cv r = rc < 0 ? CV_NULL : rc == 0 ? CODE_NONE : code_re_match_new(&x, p, string, &sub, c0, c1);
+    code_re_ctx_close(&x);
     return r;
 }
 
 static cv pat_search_kind(code_vm *vm, cv *args, size_t nargs, cv kwnames, int kind)
 {
     cv self, string, pos = CV_NULL, endpos = CV_NULL;
-    if (code_args(vm, re_search_names[kind], args, nargs, kwnames, "self,string,|pos,endpos", &self,
+    if (code_args(vm, code_re_search_names[kind], args, nargs, kwnames, "self,string,|pos,endpos", &self,
                   &string, &pos, &endpos) < 0)
         return CV_NULL;
-    return re_search(vm, (re_pattern *)cv_obj(self), string, pos, endpos, kind);
+    return code_re_search(vm, (re_pattern *)cv_obj(self), string, pos, endpos, kind);
 }
 
 static cv pat_search(code_vm *vm, cv *a, size_t n, cv kw) { return pat_search_kind(vm, a, n, kw, 0); }
@@ -644,7 +644,7 @@ static cv pat_findall(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (code_args(vm, "findall", args, nargs, kwnames, "self,string,|pos,endpos", &self, &string,
                   &pos, &endpos) < 0)
         return CV_NULL;
-    return re_findall(vm, (re_pattern *)cv_obj(self), string, pos, endpos);
+    return code_re_findall(vm, (re_pattern *)cv_obj(self), string, pos, endpos);
 }
 
 static cv pat_finditer(code_vm *vm, cv *args, size_t nargs, cv kwnames)
@@ -653,7 +653,7 @@ static cv pat_finditer(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (code_args(vm, "finditer", args, nargs, kwnames, "self,string,|pos,endpos", &self,
                   &string, &pos, &endpos) < 0)
         return CV_NULL;
-    return re_finditer(vm, (re_pattern *)cv_obj(self), string, pos, endpos);
+    return code_re_finditer(vm, (re_pattern *)cv_obj(self), string, pos, endpos);
 }
 
 static cv pat_sub_kind(code_vm *vm, cv *args, size_t nargs, cv kwnames, bool subn)
@@ -662,7 +662,7 @@ static cv pat_sub_kind(code_vm *vm, cv *args, size_t nargs, cv kwnames, bool sub
     if (code_args(vm, subn ? "subn" : "sub", args, nargs, kwnames, "self,repl,string,|count",
                   &self, &repl, &string, &count) < 0)
         return CV_NULL;
-    return re_sub(vm, (re_pattern *)cv_obj(self), repl, string, count, subn);
+    return code_re_sub(vm, (re_pattern *)cv_obj(self), repl, string, count, subn);
 }
 
 static cv pat_sub(code_vm *vm, cv *a, size_t n, cv kw) { return pat_sub_kind(vm, a, n, kw, false); }
@@ -674,7 +674,7 @@ static cv pat_split(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (code_args(vm, "split", args, nargs, kwnames, "self,string,|maxsplit", &self, &string,
                   &maxsplit) < 0)
         return CV_NULL;
-    return re_split(vm, (re_pattern *)cv_obj(self), string, maxsplit);
+    return code_re_split(vm, (re_pattern *)cv_obj(self), string, maxsplit);
 }
 
 static const code_method pattern_methods[] = {

@@ -20,7 +20,7 @@ static ssize_t last_index(const PCRE2_SIZE *ov, uint32_t ngroups)
     return best;
 }
 
-cv re_match_new(re_ctx *x, re_pattern *p, cv string, re_subject *sub, ssize_t pos,
+cv code_re_match_new(re_ctx *x, re_pattern *p, cv string, re_subject *sub, ssize_t pos,
                 ssize_t endpos)
 {
     code_vm *vm = x->vm;
@@ -43,11 +43,11 @@ cv re_match_new(re_ctx *x, re_pattern *p, cv string, re_subject *sub, ssize_t po
         }
         sp[2] = (ssize_t)ov[2 * g];
         sp[3] = (ssize_t)ov[2 * g + 1];
-        sp[0] = (ssize_t)re_char_of(sub, ov[2 * g]);
-        sp[1] = (ssize_t)re_char_of(sub, ov[2 * g + 1]);
+        sp[0] = (ssize_t)code_re_char_of(sub, ov[2 * g]);
+        sp[1] = (ssize_t)code_re_char_of(sub, ov[2 * g + 1]);
     }
     /* leave the cursor at the match's end, where the next search starts */
-    re_char_of(sub, ov[1]);
+    code_re_char_of(sub, ov[1]);
     return cv_of(m);
 }
 
@@ -64,16 +64,16 @@ static const char *subject_bytes(cv string)
                                          : (const char *)((code_bytes *)cv_obj(string))->s;
 }
 
-cv re_match_group(code_vm *vm, re_match *m, uint32_t g, cv dflt)
+cv code_re_match_group(code_vm *vm, re_match *m, uint32_t g, cv dflt)
 {
     const ssize_t *sp = m->span + 4 * g;
     if (sp[0] < 0)
         return code_incref(dflt ? dflt : CODE_NONE);
-    return re_slice(vm, !cv_is(m->string, &code_type_str), subject_bytes(m->string),
+    return code_re_slice(vm, !cv_is(m->string, &code_type_str), subject_bytes(m->string),
                     (size_t)sp[2], (size_t)sp[3]);
 }
 
-int re_group_index(code_vm *vm, re_match *m, cv g, uint32_t *out)
+int code_re_group_index(code_vm *vm, re_match *m, cv g, uint32_t *out)
 {
     int k = cv_kind(g);
     if (k == CODE_K_INT || k == CODE_K_BOOL) {
@@ -98,7 +98,7 @@ int re_group_index(code_vm *vm, re_match *m, cv g, uint32_t *out)
 static cv match_repr(code_vm *vm, cv self)
 {
     re_match *m = (re_match *)cv_obj(self);
-    cv g0 = re_match_group(vm, m, 0, CV_NULL);
+    cv g0 = code_re_match_group(vm, m, 0, CV_NULL);
     cv r = g0 ? code_repr(vm, g0) : CV_NULL;
     code_decref(vm, g0);
     if (!r)
@@ -145,16 +145,16 @@ static cv match_group(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     re_match *m = (re_match *)cv_obj(args[0]);
     if (nargs <= 2) {
         uint32_t g = 0;
-        if (nargs == 2 && re_group_index(vm, m, args[1], &g) < 0)
+        if (nargs == 2 && code_re_group_index(vm, m, args[1], &g) < 0)
             return CV_NULL;
-        return re_match_group(vm, m, g, CV_NULL);
+        return code_re_match_group(vm, m, g, CV_NULL);
     }
     cv t = code_tuple_new(vm, nargs - 1);
     if (!t)
         return CV_NULL;
     for (size_t i = 1; i < nargs; i++) {
         uint32_t g;
-        cv v = re_group_index(vm, m, args[i], &g) < 0 ? CV_NULL : re_match_group(vm, m, g, CV_NULL);
+        cv v = code_re_group_index(vm, m, args[i], &g) < 0 ? CV_NULL : code_re_match_group(vm, m, g, CV_NULL);
         if (!v) {
             code_decref(vm, t);
             return CV_NULL;
@@ -168,9 +168,9 @@ static cv match_getitem(code_vm *vm, cv self, cv key)
 {
     re_match *m = (re_match *)cv_obj(self);
     uint32_t g;
-    if (re_group_index(vm, m, key, &g) < 0)
+    if (code_re_group_index(vm, m, key, &g) < 0)
         return CV_NULL;
-    return re_match_group(vm, m, g, CV_NULL);
+    return code_re_match_group(vm, m, g, CV_NULL);
 }
 
 static cv match_groups(code_vm *vm, cv *args, size_t nargs, cv kwnames)
@@ -183,7 +183,7 @@ static cv match_groups(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (!t)
         return CV_NULL;
     for (uint32_t g = 1; g <= m->ngroups; g++) {
-        cv v = re_match_group(vm, m, g, dflt);
+        cv v = code_re_match_group(vm, m, g, dflt);
         if (!v) {
             code_decref(vm, t);
             return CV_NULL;
@@ -204,7 +204,7 @@ static cv match_groupdict(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     size_t pos = 0;
     cv k, v;
     while (d && code_dict_next(p->groupindex, &pos, &k, &v)) {
-        cv s = re_match_group(vm, m, (uint32_t)cv_small(v), dflt);
+        cv s = code_re_match_group(vm, m, (uint32_t)cv_small(v), dflt);
         if (!s || code_dict_set(vm, d, k, s) < 0) {
             code_decref(vm, s);
             code_decref(vm, d);
@@ -224,7 +224,7 @@ static cv match_pos(code_vm *vm, cv *args, size_t nargs, cv kwnames, int which)
         return CV_NULL;
     re_match *m = (re_match *)cv_obj(self);
     uint32_t g;
-    if (re_group_index(vm, m, gv, &g) < 0)
+    if (code_re_group_index(vm, m, gv, &g) < 0)
         return CV_NULL;
     ssize_t s = m->span[4 * g], e = m->span[4 * g + 1];
     if (which == 0)
@@ -243,7 +243,7 @@ static cv match_expand(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     cv self, templ;
     if (code_args(vm, "expand", args, nargs, kwnames, "self,template", &self, &templ) < 0)
         return CV_NULL;
-    return re_expand(vm, (re_match *)cv_obj(self), templ);
+    return code_re_expand(vm, (re_match *)cv_obj(self), templ);
 }
 
 static const code_method match_methods[] = {

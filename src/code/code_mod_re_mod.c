@@ -1,6 +1,6 @@
 /* The re module's functions (re.compile, re.search, ... re.purge) and its
  * members: each compiles its pattern through the run's cache
- * (re_get_pattern) and hands over to the Pattern's implementation. */
+ * (code_re_get_pattern) and hands over to the Pattern's implementation. */
 #include "code/code_re.h"
 
 static cv mod_compile(code_vm *vm, cv *args, size_t nargs, cv kwnames)
@@ -8,19 +8,19 @@ static cv mod_compile(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     cv pattern, flags = CV_NULL;
     if (code_args(vm, "compile", args, nargs, kwnames, "pattern,|flags", &pattern, &flags) < 0)
         return CV_NULL;
-    return re_get_pattern(vm, pattern, flags);
+    return code_re_get_pattern(vm, pattern, flags);
 }
 
 static cv mod_search_kind(code_vm *vm, cv *args, size_t nargs, cv kwnames, int kind)
 {
     cv pattern, string, flags = CV_NULL;
-    if (code_args(vm, re_search_names[kind], args, nargs, kwnames, "pattern,string,|flags",
+    if (code_args(vm, code_re_search_names[kind], args, nargs, kwnames, "pattern,string,|flags",
                   &pattern, &string, &flags) < 0)
         return CV_NULL;
-    cv p = re_get_pattern(vm, pattern, flags);
+    cv p = code_re_get_pattern(vm, pattern, flags);
     if (!p)
         return CV_NULL;
-    cv r = re_search(vm, (re_pattern *)cv_obj(p), string, CV_NULL, CV_NULL, kind);
+    cv r = code_re_search(vm, (re_pattern *)cv_obj(p), string, CV_NULL, CV_NULL, kind);
     code_decref(vm, p);
     return r;
 }
@@ -35,12 +35,12 @@ static cv mod_find(code_vm *vm, cv *args, size_t nargs, cv kwnames, bool iter)
     if (code_args(vm, iter ? "finditer" : "findall", args, nargs, kwnames,
                   "pattern,string,|flags", &pattern, &string, &flags) < 0)
         return CV_NULL;
-    cv p = re_get_pattern(vm, pattern, flags);
+    cv p = code_re_get_pattern(vm, pattern, flags);
     if (!p)
         return CV_NULL;
     re_pattern *rp = (re_pattern *)cv_obj(p);
-    cv r = iter ? re_finditer(vm, rp, string, CV_NULL, CV_NULL)
-                : re_findall(vm, rp, string, CV_NULL, CV_NULL);
+    cv r = iter ? code_re_finditer(vm, rp, string, CV_NULL, CV_NULL)
+                : code_re_findall(vm, rp, string, CV_NULL, CV_NULL);
     code_decref(vm, p);
     return r;
 }
@@ -55,10 +55,10 @@ static cv mod_sub_kind(code_vm *vm, cv *args, size_t nargs, cv kwnames, bool sub
                   "pattern,repl,string,|count,flags", &pattern, &repl, &string, &count,
                   &flags) < 0)
         return CV_NULL;
-    cv p = re_get_pattern(vm, pattern, flags);
+    cv p = code_re_get_pattern(vm, pattern, flags);
     if (!p)
         return CV_NULL;
-    cv r = re_sub(vm, (re_pattern *)cv_obj(p), repl, string, count, subn);
+    cv r = code_re_sub(vm, (re_pattern *)cv_obj(p), repl, string, count, subn);
     code_decref(vm, p);
     return r;
 }
@@ -72,17 +72,17 @@ static cv mod_split(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (code_args(vm, "split", args, nargs, kwnames, "pattern,string,|maxsplit,flags", &pattern,
                   &string, &maxsplit, &flags) < 0)
         return CV_NULL;
-    cv p = re_get_pattern(vm, pattern, flags);
+    cv p = code_re_get_pattern(vm, pattern, flags);
     if (!p)
         return CV_NULL;
-    cv r = re_split(vm, (re_pattern *)cv_obj(p), string, maxsplit);
+    cv r = code_re_split(vm, (re_pattern *)cv_obj(p), string, maxsplit);
     code_decref(vm, p);
     return r;
 }
 
 static cv mod_purge(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
-    if (code_args_nokw(vm, "purge", nargs, kwnames, 0, 0) < 0 || !re_cache(vm, true))
+    if (code_args_nokw(vm, "purge", nargs, kwnames, 0, 0) < 0 || !code_re_cache(vm, true))
         return CV_NULL;
     return CODE_NONE;
 }
@@ -96,7 +96,7 @@ static CODE_CFUNC(f_finditer, "finditer", mod_finditer);
 static CODE_CFUNC(f_sub, "sub", mod_sub);
 static CODE_CFUNC(f_subn, "subn", mod_subn);
 static CODE_CFUNC(f_split, "split", mod_split);
-static CODE_CFUNC(f_escape, "escape", re_escape);
+static CODE_CFUNC(f_escape, "escape", code_re_escape);
 static CODE_CFUNC(f_purge, "purge", mod_purge);
 
 int code_mod_re_init(code_vm *vm, cv dict)

@@ -17,7 +17,7 @@ static int next_match(re_ctx *x, re_pattern *p, re_subject *sub, size_t bend, si
 {
     if (*b > bend)
         return 0;
-    int rc = re_exec(x, p, sub, *b, bend, *last_empty ? PCRE2_NOTEMPTY_ATSTART : 0);
+    int rc = code_re_exec(x, p, sub, *b, bend, *last_empty ? PCRE2_NOTEMPTY_ATSTART : 0);
     if (rc <= 0)
         return rc;
     const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(x->md);
@@ -33,7 +33,7 @@ static cv cur_group(code_vm *vm, re_ctx *x, re_pattern *p, re_subject *sub, uint
     const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(x->md);
     if (ov[2 * g] == PCRE2_UNSET)
         return code_incref(dflt);
-    return re_slice(vm, p->is_bytes, sub->s, ov[2 * g], ov[2 * g + 1]);
+    return code_re_slice(vm, p->is_bytes, sub->s, ov[2 * g], ov[2 * g + 1]);
 }
 
 static cv empty_of(code_vm *vm, bool is_bytes)
@@ -41,18 +41,18 @@ static cv empty_of(code_vm *vm, bool is_bytes)
     return is_bytes ? code_bytes_new(vm, "", 0) : code_str_new(vm, "", 0);
 }
 
-cv re_findall(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos)
+cv code_re_findall(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos)
 {
     re_subject sub;
     size_t b, bend;
     ssize_t c0, c1;
-    if (re_subject_of(vm, p, string, &sub) < 0 ||
-        re_bounds(vm, &sub, pos, endpos, &b, &bend, &c0, &c1) < 0)
+    if (code_re_subject_of(vm, p, string, &sub) < 0 ||
+        code_re_bounds(vm, &sub, pos, endpos, &b, &bend, &c0, &c1) < 0)
         return CV_NULL;
     cv out = code_list_new(vm, 0);
     cv empty = empty_of(vm, p->is_bytes);
     re_ctx x;
-    if (!out || !empty || re_ctx_open(vm, p, &x) < 0) {
+    if (!out || !empty || code_re_ctx_open(vm, p, &x) < 0) {
         code_decref(vm, out);
         code_decref(vm, empty);
         return CV_NULL;
@@ -81,7 +81,7 @@ cv re_findall(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos)
         if (rc < 0)
             break;
     }
-    re_ctx_close(&x);
+    code_re_ctx_close(&x);
     code_decref(vm, empty);
     if (vm->exc) {
         code_decref(vm, out);
@@ -120,13 +120,13 @@ static cv iter_next(code_vm *vm, cv self)
         return CV_NULL;
     re_pattern *p = (re_pattern *)cv_obj(it->pattern);
     re_ctx x;
-    if (re_ctx_open(vm, p, &x) < 0)
+    if (code_re_ctx_open(vm, p, &x) < 0)
         return CV_NULL;
     int rc = next_match(&x, p, &it->sub, it->bend, &it->b, &it->last_empty);
-    cv r = rc > 0 ? re_match_new(&x, p, it->string, &it->sub, it->cpos, it->cend) : CV_NULL;
+    cv r = rc > 0 ? code_re_match_new(&x, p, it->string, &it->sub, it->cpos, it->cend) : CV_NULL;
     if (rc <= 0)
         it->done = true;
-    re_ctx_close(&x);
+    code_re_ctx_close(&x);
     return r;
 }
 
@@ -139,13 +139,13 @@ static const code_type code_type_re_iter = {
     .next = iter_next,
 };
 
-cv re_finditer(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos)
+cv code_re_finditer(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos)
 {
     re_subject sub;
     size_t b, bend;
     ssize_t c0, c1;
-    if (re_subject_of(vm, p, string, &sub) < 0 ||
-        re_bounds(vm, &sub, pos, endpos, &b, &bend, &c0, &c1) < 0)
+    if (code_re_subject_of(vm, p, string, &sub) < 0 ||
+        code_re_bounds(vm, &sub, pos, endpos, &b, &bend, &c0, &c1) < 0)
         return CV_NULL;
     re_iter *it = code_obj_new(vm, &code_type_re_iter, sizeof *it);
     if (!it)
@@ -405,7 +405,7 @@ static int tpl_of(code_vm *vm, re_pattern *p, cv templ, tpl *t)
     return 0;
 }
 
-cv re_expand(code_vm *vm, re_match *m, cv templ)
+cv code_re_expand(code_vm *vm, re_match *m, cv templ)
 {
     re_pattern *p = (re_pattern *)cv_obj(m->re);
     tpl t;
@@ -433,13 +433,13 @@ cv re_expand(code_vm *vm, re_match *m, cv templ)
     return sb_result(vm, &b, p->is_bytes);
 }
 
-cv re_sub(code_vm *vm, re_pattern *p, cv repl, cv string, cv count, bool subn)
+cv code_re_sub(code_vm *vm, re_pattern *p, cv repl, cv string, cv count, bool subn)
 {
     re_subject sub;
     int64_t maxn = 0;
     if (count && code_as_i64(vm, count, &maxn) < 0)
         return CV_NULL;
-    if (re_subject_of(vm, p, string, &sub) < 0)
+    if (code_re_subject_of(vm, p, string, &sub) < 0)
         return CV_NULL;
     bool is_fn = !cv_is(repl, &code_type_str) && !cv_is(repl, &code_type_bytes) &&
                  cv_type(repl)->call;
@@ -447,7 +447,7 @@ cv re_sub(code_vm *vm, re_pattern *p, cv repl, cv string, cv count, bool subn)
     if (!is_fn && tpl_of(vm, p, repl, &t) < 0)
         return CV_NULL;
     re_ctx x;
-    if (re_ctx_open(vm, p, &x) < 0) {
+    if (code_re_ctx_open(vm, p, &x) < 0) {
         if (!is_fn)
             tpl_free(vm, &t);
         return CV_NULL;
@@ -459,7 +459,7 @@ cv re_sub(code_vm *vm, re_pattern *p, cv repl, cv string, cv count, bool subn)
     int64_t n = 0;
     int rc = 0;
     /* the Match objects' endpos; the cursor then walks forward only */
-    ssize_t cend = is_fn ? (ssize_t)re_char_of(&sub, sub.len) : 0;
+    ssize_t cend = is_fn ? (ssize_t)code_re_char_of(&sub, sub.len) : 0;
     while (maxn >= 0 && (maxn == 0 || n < maxn) &&
            (rc = next_match(&x, p, &sub, sub.len, &pos, &last_empty)) > 0) {
         const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(x.md);
@@ -470,7 +470,7 @@ cv re_sub(code_vm *vm, re_pattern *p, cv repl, cv string, cv count, bool subn)
             tpl_expand(&t, sub.s, ov, &b);
             continue;
         }
-        cv m = re_match_new(&x, p, string, &sub, 0, cend);
+        cv m = code_re_match_new(&x, p, string, &sub, 0, cend);
         cv r = m ? code_call(vm, repl, &m, 1, CV_NULL) : CV_NULL;
         code_decref(vm, m);
         if (!r) {
@@ -496,7 +496,7 @@ cv re_sub(code_vm *vm, re_pattern *p, cv repl, cv string, cv count, bool subn)
         }
         code_decref(vm, r);
     }
-    re_ctx_close(&x);
+    code_re_ctx_close(&x);
     if (!is_fn)
         tpl_free(vm, &t);
     if (rc < 0) {
@@ -514,17 +514,17 @@ cv re_sub(code_vm *vm, re_pattern *p, cv repl, cv string, cv count, bool subn)
     return r;
 }
 
-cv re_split(code_vm *vm, re_pattern *p, cv string, cv maxsplit)
+cv code_re_split(code_vm *vm, re_pattern *p, cv string, cv maxsplit)
 {
     re_subject sub;
     int64_t maxn = 0;
     if (maxsplit && code_as_i64(vm, maxsplit, &maxn) < 0)
         return CV_NULL;
-    if (re_subject_of(vm, p, string, &sub) < 0)
+    if (code_re_subject_of(vm, p, string, &sub) < 0)
         return CV_NULL;
     cv out = code_list_new(vm, 0);
     re_ctx x;
-    if (!out || re_ctx_open(vm, p, &x) < 0) {
+    if (!out || code_re_ctx_open(vm, p, &x) < 0) {
         code_decref(vm, out);
         return CV_NULL;
     }
@@ -535,7 +535,7 @@ cv re_split(code_vm *vm, re_pattern *p, cv string, cv maxsplit)
     while (maxn >= 0 && (maxn == 0 || n < maxn) &&
            (rc = next_match(&x, p, &sub, sub.len, &pos, &last_empty)) > 0) {
         const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(x.md);
-        cv piece = re_slice(vm, p->is_bytes, sub.s, last, ov[0]);
+        cv piece = code_re_slice(vm, p->is_bytes, sub.s, last, ov[0]);
         rc = piece ? code_list_append(vm, out, piece) : -1;
         code_decref(vm, piece);
         for (uint32_t g = 1; rc == 0 && g <= p->ngroups; g++) {
@@ -548,8 +548,8 @@ cv re_split(code_vm *vm, re_pattern *p, cv string, cv maxsplit)
         last = ov[1];
         n++;
     }
-    re_ctx_close(&x);
-    cv rest = rc < 0 ? CV_NULL : re_slice(vm, p->is_bytes, sub.s, last, sub.len);
+    code_re_ctx_close(&x);
+    cv rest = rc < 0 ? CV_NULL : code_re_slice(vm, p->is_bytes, sub.s, last, sub.len);
     if (!rest || code_list_append(vm, out, rest) < 0) {
         code_decref(vm, rest);
         code_decref(vm, out);
@@ -559,7 +559,7 @@ cv re_split(code_vm *vm, re_pattern *p, cv string, cv maxsplit)
     return out;
 }
 
-cv re_escape(code_vm *vm, cv *args, size_t nargs, cv kwnames)
+cv code_re_escape(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     cv pattern;
     if (code_args(vm, "escape", args, nargs, kwnames, "pattern", &pattern) < 0)

@@ -56,42 +56,42 @@ typedef struct re_ctx {
 
 extern const code_type code_type_re_pattern, code_type_re_match;
 
-int re_ctx_open(code_vm *vm, re_pattern *p, re_ctx *x);
-void re_ctx_close(re_ctx *x);
+int code_re_ctx_open(code_vm *vm, re_pattern *p, re_ctx *x);
+void code_re_ctx_close(re_ctx *x);
 /* 1 matched (x->md holds it), 0 no match, -1 error raised ("regular
  * expression too costly" when a limit is hit). */
-int re_exec(re_ctx *x, re_pattern *p, re_subject *sub, size_t bstart, size_t bend, uint32_t opts);
+int code_re_exec(re_ctx *x, re_pattern *p, re_subject *sub, size_t bstart, size_t bend, uint32_t opts);
 /* The subject of a call, checked against the pattern's kind. */
-int re_subject_of(code_vm *vm, re_pattern *p, cv string, re_subject *sub);
-size_t re_char_of(re_subject *sub, size_t b);
-size_t re_byte_of(re_subject *sub, size_t c);
+int code_re_subject_of(code_vm *vm, re_pattern *p, cv string, re_subject *sub);
+size_t code_re_char_of(re_subject *sub, size_t b);
+size_t code_re_byte_of(re_subject *sub, size_t c);
 /* pos/endpos arguments resolved to byte offsets (clamped as CPython does). */
-int re_bounds(code_vm *vm, re_subject *sub, cv pos, cv endpos, size_t *bstart, size_t *bend,
+int code_re_bounds(code_vm *vm, re_subject *sub, cv pos, cv endpos, size_t *bstart, size_t *bend,
               ssize_t *cpos, ssize_t *cend);
 /* A Match object from x->md. */
-cv re_match_new(re_ctx *x, re_pattern *p, cv string, re_subject *sub, ssize_t pos,
+cv code_re_match_new(re_ctx *x, re_pattern *p, cv string, re_subject *sub, ssize_t pos,
                 ssize_t endpos);
 /* The text of group g of m (None if unset, or dflt). */
-cv re_match_group(code_vm *vm, re_match *m, uint32_t g, cv dflt);
+cv code_re_match_group(code_vm *vm, re_match *m, uint32_t g, cv dflt);
 /* A str or bytes slice of the subject by byte offsets. */
-cv re_slice(code_vm *vm, bool is_bytes, const char *s, size_t b0, size_t b1);
+cv code_re_slice(code_vm *vm, bool is_bytes, const char *s, size_t b0, size_t b1);
 /* The pattern argument of a module function: a Pattern (flags must be 0) or a
  * str/bytes compiled now. New reference. */
-cv re_get_pattern(code_vm *vm, cv pattern, cv flags);
+cv code_re_get_pattern(code_vm *vm, cv pattern, cv flags);
 /* search (kind 0), match (1) or fullmatch (2) of a Pattern; their names. */
-cv re_search(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos, int kind);
-extern const char *const re_search_names[3];
+cv code_re_search(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos, int kind);
+extern const char *const code_re_search_names[3];
 /* The run's pattern cache (borrowed), emptied when clear. */
-cv re_cache(code_vm *vm, bool clear);
+cv code_re_cache(code_vm *vm, bool clear);
 /* The group number named by g (int or group name); -1 with IndexError. */
-int re_group_index(code_vm *vm, re_match *m, cv g, uint32_t *out);
+int code_re_group_index(code_vm *vm, re_match *m, cv g, uint32_t *out);
 
 /* code_mod_re_sub.c */
-cv re_findall(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos);
-cv re_finditer(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos);
-cv re_sub(code_vm *vm, re_pattern *p, cv repl, cv string, cv count, bool subn);
-cv re_split(code_vm *vm, re_pattern *p, cv string, cv maxsplit);
-cv re_expand(code_vm *vm, re_match *m, cv templ);
-cv re_escape(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_re_findall(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos);
+cv code_re_finditer(code_vm *vm, re_pattern *p, cv string, cv pos, cv endpos);
+cv code_re_sub(code_vm *vm, re_pattern *p, cv repl, cv string, cv count, bool subn);
+cv code_re_split(code_vm *vm, re_pattern *p, cv string, cv maxsplit);
+cv code_re_expand(code_vm *vm, re_match *m, cv templ);
+cv code_re_escape(code_vm *vm, cv *args, size_t nargs, cv kwnames);
 
 #endif
