@@ -448,6 +448,103 @@ static void test_math(void **state)
     code_decref(&vm, d);
 }
 
+/* A mix of big-number work: products (Karatsuba), division, powers,
+ * shifts, bitwise ops, decimal conversion both ways, float conversions. */
+static int workload(code_vm *m, bool light)
+{
+    const bool check = true;
+    cv a = code_binop(m, CODE_OP_POW, cv_from_small(3), cv_from_small(light ? 3000 : 20000));
+    cv b = a ? code_binop(m, CODE_OP_POW, cv_from_small(-7), cv_from_small(light ? 1501 : 15001))
+             : CV_NULL;
+    cv p = b ? code_binop(m, CODE_OP_MUL, a, b) : CV_NULL;
+    cv q = p ? code_binop(m, CODE_OP_FLOORDIV, p, b) : CV_NULL;
+    cv r = q ? code_binop(m, CODE_OP_MOD, p, a) : CV_NULL;
+    cv x = r ? code_binop(m, CODE_OP_XOR, p, b) : CV_NULL;
+    cv y = x ? code_binop(m, CODE_OP_RSHIFT, x, cv_from_small(1000)) : CV_NULL;
+    cv z = y ? code_binop(m, CODE_OP_TRUEDIV, a, b) : CV_NULL;
+    cv t = z ? code_binop(m, CODE_OP_POW, cv_from_small(10), cv_from_small(4000)) : CV_NULL;
+    cv s = t ? code_int_repr(m, t) : CV_NULL;
+    cv u = s ? code_int_parse(m, code_str_cstr(s), code_str_len(s), 10, CV_NULL) : CV_NULL;
+    cv v = u ? code_num_pow3(m, a, cv_from_small(light ? 100 : 1000), t) : CV_NULL;
+    int ok = v != CV_NULL;
+    if (ok && check) {
+        assert_int_equal(code_int_cmp(q, a), 0);
+        assert_int_equal(code_int_sign(r), 0);
+        assert_int_equal(code_int_cmp(u, t), 0);
+        assert_int_equal(code_int_sign(y), 1);   /* negative ^ negative */
+    }
+    cv all[] = {a, b, p, q, r, x, y, z, t, s, u, v};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        code_decref(m, all[i]);
+    return ok ? 0 : -1;
+}
+
+/* Every memory limit from too small for anything to enough: each run
+ * either completes with the right answers or raises MemoryError, and what
+ * it allocated is given back when its values are dropped. */
+static void test_memory_limits(void **state)
+{
+    (void)state;
+    for (size_t limit = 100 << 10; limit <= (600 << 10); limit += 7 << 10) {
+        code_vm m;
+        code_limits lim = {.max_bytes = limit};
+        if (code_vm_init(&m, &lim, NULL, NULL))
+            continue;
+        size_t before = m.mem.bytes;
+        int rc = workload(&m, false);
+        if (rc) {
+            assert_true(code_exc_matches(&m, &code_exc_MemoryError));
+            code_exc_clear(&m);
+        }
+        /* big blocks come back one by one; small ones stay in pages */
+        assert_true(m.mem.bytes <= before + (256 << 10));
+        code_vm_destroy(&m);
+    }
+    /* and the same work repeated in one run does not grow it */
+    size_t first = 0;
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(workload(&vm, false), 0);
+        if (i == 0)
+            first = vm.mem.bytes;
+        assert_true(vm.mem.bytes <= first);
+    }
+}
+
+/* An allocator that refuses the n-th allocation, for every n. */
+typedef struct refuse { size_t n, count; } refuse;
+static void *refusing_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    refuse *r = ud;
+    (void)osize;
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    if (r->count++ == r->n)
+        return NULL;
+    return realloc(ptr, nsize);
+}
+
+static void test_refused_allocations(void **state)
+{
+    (void)state;
+    bool completed = false;
+    for (size_t n = 0; n < 4000 && !completed; n++) {
+        refuse r = {n, 0};
+        code_vm m;
+        if (code_vm_init(&m, &(code_limits){.max_bytes = 64u << 20}, refusing_alloc, &r))
+            continue;
+        int rc = workload(&m, true);
+        if (rc) {
+            assert_true(code_exc_matches(&m, &code_exc_MemoryError));
+            code_exc_clear(&m);
+        } else
+            completed = r.count <= n;
+        code_vm_destroy(&m);
+    }
+    assert_true(completed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -458,6 +555,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_float_repr, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conversions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_math, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_allocations, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
