@@ -348,7 +348,7 @@ static bool ascii_ieq(const char *s, size_t n, const char *word)
 }
 
 /* digits with single underscores between them; advances *i; the count. */
-static size_t scan_digits(const char *s, size_t n, size_t *i, char *out, size_t *o, bool *bad)
+static size_t scan_digits(const char *s, size_t n, size_t *i, char *out, size_t *o)
 {
     size_t cnt = 0;
     while (*i < n) {
@@ -362,7 +362,6 @@ static size_t scan_digits(const char *s, size_t n, size_t *i, char *out, size_t 
         } else
             break;
     }
-    (void)bad;
     return cnt;
 }
 
@@ -386,17 +385,17 @@ cv code_float_parse(code_vm *vm, const char *str, size_t len, cv orig)
     } else if (ascii_ieq(s + i, n - i, "nan")) {
         r = neg ? -NAN : NAN;
     } else {
-        size_t a = scan_digits(s, n, &i, out, &o, &bad), b = 0;
+        size_t a = scan_digits(s, n, &i, out, &o), b = 0;
         if (i < n && s[i] == '.') {
             out[o++] = s[i++];
-            b = scan_digits(s, n, &i, out, &o, &bad);
+            b = scan_digits(s, n, &i, out, &o);
         }
         bad = a + b == 0;
         if (!bad && i < n && (s[i] == 'e' || s[i] == 'E')) {
             out[o++] = s[i++];
             if (i < n && (s[i] == '+' || s[i] == '-'))
                 out[o++] = s[i++];
-            bad = scan_digits(s, n, &i, out, &o, &bad) == 0;
+            bad = scan_digits(s, n, &i, out, &o) == 0;
         }
         if (i != n)
             bad = true;

@@ -57,6 +57,9 @@ cv code_int_repr(code_vm *vm, cv v)
 /* bin, oct, hex: base 2, 8 or 16, with the "0b"/"0o"/"0x" prefix. */
 cv code_int_to_str_base(code_vm *vm, cv v, int base)
 {
+    if (!code_is_int(v))
+        return code_raise(vm, &code_exc_TypeError, "'%s' object cannot be interpreted as an integer",
+                          code_type_name(v));
     if (base == 10)
         return code_int_repr(vm, v);
     int k = base == 2 ? 1 : base == 8 ? 3 : 4;
@@ -209,6 +212,8 @@ void code_num_strip(const char *s, size_t n, size_t *lo, size_t *hi)
 /* The message's repr of the original: strings cut to 200 characters. */
 cv code_num_bad_literal(code_vm *vm, const code_type *t, const char *prefix, cv orig, bool cut)
 {
+    if (!orig)
+        return code_raise(vm, t, "%sthe string", prefix);
     cv shown = code_incref(orig);
     if (cut && cv_is(orig, &code_type_str) && ((code_str *)cv_obj(orig))->nchars > 200) {
         const char *s = code_str_cstr(orig);

@@ -88,7 +88,8 @@ cv code_int_pow(code_vm *vm, cv a, cv b);
 cv code_int_floordiv(code_vm *vm, cv a, cv b, cv *rem);
 cv code_int_neg(code_vm *vm, cv a);
 /* int(str/bytes, base) parsing, CPython's rules (whitespace, sign, prefix,
- * underscores); raises "invalid literal" with repr(orig). */
+ * underscores); raises "invalid literal" with repr(orig) (orig may be
+ * CV_NULL for internal callers: the message then says "the string"). */
 cv code_int_parse(code_vm *vm, const char *s, size_t n, int base, cv orig);
 /* a * b and a + b as ints (for factorial, comb, prod). */
 cv code_int_mul(code_vm *vm, cv a, cv b);
