@@ -424,6 +424,11 @@ bool code_str_eq_cstr(cv s, const char *c);
 cv code_bytes_new(code_vm *vm, const void *s, size_t n);
 /* format(value, spec): the format-spec mini-language (code_format.c). */
 cv code_format(code_vm *vm, cv value, cv spec);
+/* Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF), as
+ * CPython's decoder accepts it. */
+bool code_utf8_valid(const char *s, size_t n);
+/* ascii(v): repr(v) with every non-ASCII character escaped (f-strings' !a). */
+cv code_ascii_of(code_vm *vm, cv v);
 
 /* A growing UTF-8 buffer on the run's heap, for repr, join, format... */
 typedef struct code_sb {
@@ -453,7 +458,8 @@ int code_list_sort(code_vm *vm, cv list, cv key, bool reverse);
 cv code_tuple_new(code_vm *vm, size_t n);                 /* n slots, CV_NULL-filled */
 cv code_tuple_pack(code_vm *vm, size_t n, ...);           /* borrows each */
 cv code_tuple_from(code_vm *vm, cv iterable);
-extern code_obj code_empty_tuple_obj;
+/* A code_tuple (not a bare code_obj) so reading its n is in bounds. */
+extern code_tuple code_empty_tuple_obj;
 #define CODE_EMPTY_TUPLE cv_of(&code_empty_tuple_obj)
 cv code_dict_new(code_vm *vm);
 /* Borrowed value or CV_NULL (no exception) when absent; -1/error on unhashable. */
