@@ -142,10 +142,11 @@ for f in ("gcd", "lcm", "comb", "perm"):
             if f in ("comb", "perm") and isinstance(x, int) and isinstance(y, int) and x > 1000:
                 continue
             add("m." + f, x, y)
-# CPython's own gamma and lgamma differ from libm's in the last bits: exact cases only
-for x in (0, -1, -2.0, 1, 2, 5, 10.0, 172, float("inf"), float("-inf"), float("nan"), 1e308):
+# CPython's own gamma and lgamma (not libm's), to the last bit
+for x in (0, -0.0, -1, -2.0, 1, 2, 5, 10.0, 23, 24, 171, 172, 200.5, -200.5, 1e-25, -1e-25,
+          float("inf"), float("-inf"), float("nan"), 1e308, 0.5, -0.5, 1.5, -2.5, 3.7, 139.9,
+          140.1, -140.1, 4.99, 5.01, 5.5, 100.0, -170.5, -171.5):
     add("m.gamma", x)
-for x in (0, -1, 1, 2, float("inf"), float("-inf"), 1e308):
     add("m.lgamma", x)
 for f in ("factorial", "isqrt"):
     for x in ints + [200, 10**40 + 12345, 2**64 - 1, 2**64]:
