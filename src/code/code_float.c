@@ -427,7 +427,7 @@ static cv float_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv 
     if (code_is_int(x))
         return code_int_to_double(vm, x, &d) ? CV_NULL : code_float_new(vm, d);
     if (cv_is(x, &code_type_str))
-        return code_float_parse(vm, code_str_cstr(x), code_str_len(x), x);
+        return code_num_parse_str(vm, x, 0, true);
     if (cv_is(x, &code_type_bytes)) {
         code_bytes *b = (code_bytes *)cv_obj(x);
         return code_float_parse(vm, (const char *)b->s, b->len, x);

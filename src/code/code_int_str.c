@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "code/code_num.h"
+#include "code/code_strutil.h"
 
 #define LIMIT_MSG "Exceeds the limit (4300 digits) for integer string conversion"
 #define LIMIT_TAIL "use sys.set_int_max_str_digits() to increase the limit"
@@ -290,4 +291,34 @@ cv code_int_parse(code_vm *vm, const char *s, size_t n, int base, cv orig)
         return r;
     snprintf(prefix, sizeof prefix, "invalid literal for int() with base %d: ", given);
     return code_num_bad_literal(vm, &code_exc_ValueError, prefix, orig, true);
+}
+
+/* A str as int() and float() read it, as CPython's
+ * _PyUnicode_TransformDecimalAndSpaceToASCII: Unicode spaces become ' ',
+ * decimal digits of every script their ASCII digit, other non-ASCII
+ * characters '?' (invalid). ASCII strings are used as they are. */
+cv code_num_parse_str(code_vm *vm, cv str, int base, bool is_float)
+{
+    const code_str *o = (const code_str *)cv_obj(str);
+    if (o->ascii)
+        return is_float ? code_float_parse(vm, o->s, o->len, str)
+                        : code_int_parse(vm, o->s, o->len, base, str);
+    char *t = code_heap_alloc(vm, o->len + 1);
+    if (!t)
+        return CV_NULL;
+    size_t i = 0, n = 0;
+    while (i < o->len) {
+        size_t next;
+        if (code_str_space_at(o->s, i, &next)) {
+            t[n++] = ' ';
+            i = next;
+            continue;
+        }
+        uint32_t cp = code_utf8_next(o->s, &i);
+        int dv = cp < 0x80 ? -1 : code_udecimal(cp);
+        t[n++] = cp < 0x80 ? (char)cp : dv >= 0 ? (char)('0' + dv) : '?';
+    }
+    cv r = is_float ? code_float_parse(vm, t, n, str) : code_int_parse(vm, t, n, base, str);
+    code_heap_free(vm, t, o->len + 1);
+    return r;
 }

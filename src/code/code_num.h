@@ -91,6 +91,8 @@ cv code_int_neg(code_vm *vm, cv a);
  * underscores); raises "invalid literal" with repr(orig) (orig may be
  * CV_NULL for internal callers: the message then says "the string"). */
 cv code_int_parse(code_vm *vm, const char *s, size_t n, int base, cv orig);
+/* int(s, base) or float(s) of a str, non-ASCII digits and spaces included. */
+cv code_num_parse_str(code_vm *vm, cv str, int base, bool is_float);
 /* a * b and a + b as ints (for factorial, comb, prod). */
 cv code_int_mul(code_vm *vm, cv a, cv b);
 
