@@ -17,8 +17,16 @@ cv code_int_repr(code_vm *vm, cv v)
     char buf[32];
     int64_t i;
     if (code_int_to_i64(v, &i)) {
-        int n = snprintf(buf, sizeof buf, "%lld", (long long)i);
-        return code_str_new(vm, buf, (size_t)n);
+        /* by hand: str() of small ints is hot (f-strings, print) */
+        char *p = buf + sizeof buf;
+        uint64_t m = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
+        do {
+            *--p = (char)('0' + m % 10);
+            m /= 10;
+        } while (m);
+        if (i < 0)
+            *--p = '-';
+        return code_str_new(vm, p, (size_t)(buf + sizeof buf - p));
     }
     code_intview a;
     code_intview_of(&a, v);
