@@ -41,14 +41,18 @@ size_t code_float_repr_buf(double d, char *buf)
         return (size_t)sprintf(buf, d > 0 ? "inf" : "-inf");
     if (d == 0)
         return (size_t)sprintf(buf, signbit(d) ? "-0.0" : "0.0");
-    /* The shortest digits that read back as d: at each precision the
-     * correctly rounded candidate, else its neighbours, since next to a power
-     * of two the interval that reads back is lopsided and only the neighbour
-     * above may be in it (2**-97 is 6.310887241768095e-30). */
+    /* The shortest digits that read back as d. Any string of 15 digits or
+     * fewer that does is the 15-digit rounding of d (a double's interval is
+     * narrower than half that grid's step), so 15 digits with their trailing
+     * zeros dropped answer for every shorter length at once. At 16 and 17
+     * the correctly rounded candidate may miss where a neighbour does: next
+     * to a power of two the interval is lopsided (2**-97 is
+     * 6.310887241768095e-30, not ...094). Subnormals have fewer digits:
+     * every length is tried. */
     char tmp[40], dig[24];
     int nd = 0, exp = 0;
     bool neg = signbit(d);
-    for (int p = 1; p <= 17; p++) {
+    for (int p = isnormal(d) ? 15 : 1; p <= 17; p++) {
         snprintf(tmp, sizeof tmp, "%.*e", p - 1, fabs(d));
         uint64_t m = 0;
         const char *s = tmp;
