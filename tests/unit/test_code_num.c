@@ -339,6 +339,26 @@ static void test_conversions(void **state)
     check("-2.5", "round", "-", "-2");
     check("2.5", "round", "-", "2");
     check("0.125", "round", "2", "0.12");
+    /* int.from_bytes: through the type, from bytes and from a list */
+    cv fb = code_getattr(&vm, cv_of(&code_type_int), "from_bytes");
+    cv data = code_bytes_new(&vm, "\x01\x02\xff", 3), order = code_str_from_cstr(&vm, "little");
+    cv lst = code_list_new(&vm, 0);
+    code_list_append(&vm, lst, cv_from_small(1));
+    code_list_append(&vm, lst, cv_from_small(2));
+    cv args[3] = {data, order, CODE_TRUE};
+    cv kw = code_tuple_pack(&vm, 1, code_str_intern(&vm, "signed", 6));
+    assert_string_equal(show(code_call(&vm, fb, args, 2, kw)), "-65023");
+    assert_string_equal(show(code_call(&vm, fb, args, 2, CV_NULL)), "16712193");
+    args[0] = lst;
+    assert_string_equal(show(code_call(&vm, fb, args, 2, CV_NULL)), "513");
+    code_list_append(&vm, lst, cv_from_small(256));
+    assert_string_equal(show(code_call(&vm, fb, args, 2, CV_NULL)),
+                        "ValueError: bytes must be in range(0, 256)");
+    code_decref(&vm, kw);
+    code_decref(&vm, lst);
+    code_decref(&vm, order);
+    code_decref(&vm, data);
+    code_decref(&vm, fb);
     char big[400];
     snprintf(big, sizeof big, "1%0300d", 0);
     cv b = lit(big);
