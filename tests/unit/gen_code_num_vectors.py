@@ -88,6 +88,8 @@ for x in (True, False):
     for op in ("hash", "repr", "neg", "inv", "abs", "int"):
         add(op, x)
 
+rnd0 = random.Random(80)
+
 # rounding
 for x in (2.5, 3.5, -2.5, 0.125, 0.375, 2.675, 1.005, 12345.0, 250.0, 350.0, 5.5e20, 1e300,
           1e-300, -0.0, 1.7976931348623157e308, 0.5, -0.5, 1234.5678, 9.995, 99.5):
@@ -154,6 +156,14 @@ for f in ("factorial", "isqrt"):
         if f == "factorial" and isinstance(x, int) and x > 1000:
             continue
         add("m." + f, x)
+
+# random strings for int(), float() and float.fromhex()
+alpha = "0123456789abcdefxXoObB_.eE+-pP \tnaifty"
+for _ in range(700):
+    t = "".join(rnd0.choice(alpha) for _ in range(rnd0.randrange(0, 9)))
+    add("int", t, rnd0.choice((None, 0, 2, 8, 10, 16, 36)))
+    add("float", t)
+    add("fromhex", t)
 
 # random big operands: schoolbook and Karatsuba products, Knuth division
 rnd = random.Random(8)
