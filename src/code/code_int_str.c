@@ -67,8 +67,8 @@ cv code_int_repr(code_vm *vm, cv v)
 cv code_int_to_str_base(code_vm *vm, cv v, int base)
 {
     if (!code_is_int(v))
-        return code_raise(vm, &code_exc_TypeError, "'%s' object cannot be interpreted as an integer",
-                          code_type_name(v));
+        return code_raise(vm, &code_exc_TypeError,
+                          "'%s' object cannot be interpreted as an integer", code_type_name(v));
     if (base == 10)
         return code_int_repr(vm, v);
     int k = base == 2 ? 1 : base == 8 ? 3 : 4;

@@ -297,7 +297,8 @@ cv code_math_isqrt(code_vm *vm, cv *args, size_t nargs, cv kwnames)
         uint64_t e = d;
         d = c >> sh;
         cv x = code_int_binop(vm, CODE_OP_LSHIFT, a, cv_from_small((int64_t)(d - e - 1)));
-        cv y = x ? code_int_binop(vm, CODE_OP_RSHIFT, nv, cv_from_small((int64_t)(2 * c - e - d + 1)))
+        cv y = x ? code_int_binop(vm, CODE_OP_RSHIFT, nv,
+                                  cv_from_small((int64_t)(2 * c - e - d + 1)))
                  : CV_NULL;
         cv q = y ? code_int_floordiv(vm, y, a, NULL) : CV_NULL;
         code_setref(vm, &a, q ? code_int_binop(vm, CODE_OP_ADD, x, q) : CV_NULL);

@@ -60,7 +60,10 @@ static inline bool code_is_int(cv v)
     return cv_is_small(v) || cv_obj(v)->type == &code_type_int ||
            cv_obj(v)->type == &code_type_bool;
 }
-static inline bool code_is_float(cv v) { return !cv_is_small(v) && cv_obj(v)->type == &code_type_float; }
+static inline bool code_is_float(cv v)
+{
+    return !cv_is_small(v) && cv_obj(v)->type == &code_type_float;
+}
 static inline double code_float_val(cv v) { return ((code_float *)cv_obj(v))->v; }
 
 /* A bigint with room for n limbs (n >= 1), sign 1; CV_NULL + MemoryError,

@@ -132,7 +132,10 @@ for f in ("sqrt", "exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
           "isinf", "isfinite", "modf", "frexp", "exp2", "cbrt"):
     for x in margs:
         add("m." + f, x)
-for f in ("pow", "atan2", "copysign", "fmod", "remainder", "log", "hypot", "ldexp", "isclose"):
+for x in margs:
+    add("m.ulp", x)
+for f in ("pow", "atan2", "copysign", "fmod", "remainder", "log", "hypot", "ldexp", "isclose",
+          "nextafter"):
     for x in margs[:18]:
         for y in (0, 1, -1, 2, 0.5, -2.5, 1e300, float("inf"), float("-inf"), float("nan"), 10**30):
             if f == "ldexp" and not isinstance(y, int):
