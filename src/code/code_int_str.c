@@ -117,6 +117,10 @@ cv code_int_from_digits(code_vm *vm, const char *digits, size_t n, int base, boo
 {
     if (base < 2 || base > 36)
         return code_raise(vm, &code_exc_ValueError, "int() base must be >= 2 and <= 36, or 0");
+    /* CPython counts leading zeros against the limit too */
+    if ((base & (base - 1)) != 0 && n > CODE_INT_MAX_STR_DIGITS)
+        return code_raise(vm, &code_exc_ValueError,
+                          LIMIT_MSG ": value has %zu digits; " LIMIT_TAIL, n);
     while (n > 1 && digits[0] == '0') {
         digits++;
         n--;
@@ -148,9 +152,6 @@ cv code_int_from_digits(code_vm *vm, const char *digits, size_t n, int base, boo
                 r->limb[bit / 32 + 1] |= (uint32_t)(d >> 32);
         }
     } else {
-        if (n > CODE_INT_MAX_STR_DIGITS)
-            return code_raise(vm, &code_exc_ValueError,
-                              LIMIT_MSG ": value has %zu digits; " LIMIT_TAIL, n);
         /* digits per chunk: base^c < 2^32 */
         uint32_t c = 1, bc = (uint32_t)base;
         while ((uint64_t)bc * (uint32_t)base < ((uint64_t)1 << 32)) {
@@ -218,31 +219,24 @@ void code_num_strip(const char *s, size_t n, size_t *lo, size_t *hi)
     *hi = b;
 }
 
-/* The message's repr of the original: strings cut to 200 characters. */
+/* The message's repr of the original, cut to 200 characters when cut
+ * (CPython's "%.200R": the closing quote goes too). */
 cv code_num_bad_literal(code_vm *vm, const code_type *t, const char *prefix, cv orig, bool cut)
 {
     if (!orig)
         return code_raise(vm, t, "%sthe string", prefix);
-    cv shown = code_incref(orig);
-    if (cut && cv_is(orig, &code_type_str) && ((code_str *)cv_obj(orig))->nchars > 200) {
-        const char *s = code_str_cstr(orig);
-        size_t i = 0, chars = 0, len = code_str_len(orig);
-        while (i < len && chars < 200) {
-            i++;
-            while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
-                i++;
-            chars++;
-        }
-        code_decref(vm, shown);
-        shown = code_str_new(vm, s, i);
-        if (!shown)
-            return CV_NULL;
-    }
-    cv r = code_repr(vm, shown);
-    code_decref(vm, shown);
+    cv r = code_repr(vm, orig);
     if (!r)
         return CV_NULL;
-    code_raise(vm, t, "%s%s", prefix, code_str_cstr(r));
+    const char *s = code_str_cstr(r);
+    size_t i = 0, chars = 0, len = code_str_len(r);
+    while (i < len && (!cut || chars < 200)) {
+        i++;
+        while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
+            i++;
+        chars++;
+    }
+    code_raise(vm, t, "%s%.*s", prefix, (int)i, s);
     code_decref(vm, r);
     return CV_NULL;
 }

@@ -113,6 +113,10 @@ for s in ("1.5", " -2.5 ", "nan", "-nan", "inf", "-Infinity", "INF", "1e5", "1E-
 for s in ("0x1.8p1", "1.8p1", "-0x1p-1074", "0x1p-1075", "0x1.fffffffffffff8p1023",
           "0x1p1024", "x", "0x.8", "inf", "0x1.000000000000080000000001p0", " 0x10 "):
     add("fromhex", s)
+for s in ("0" * 4300 + "1", "0" * 4299 + "1", "1_" * 3000 + "1", " " * 5000 + "7", "f" * 1000,
+          "\u00e9" * 300, "'" * 300):
+    for base in (None, 16):
+        add("int", s, base)
 for a in (5, 255, 256, -1, -128, -129, 2**100):
     for n in (0, 1, 2, 16):
         for o in ("big", "little"):
