@@ -275,9 +275,14 @@ cv code_float_pow(code_vm *vm, double iv, double iw)
     }
     bool negate = false;
     if (iv < 0.0) {
-        if (iw != floor(iw))   /* CPython answers a complex number here */
+        if (iw != floor(iw)) {
+            /* CPython answers a complex number (cella has none), or fails
+             * computing it when its modulus overflows */
+            if (isinf(pow(-iv, iw)))
+                return code_raise(vm, &code_exc_OverflowError, "complex exponentiation");
             return code_raise(vm, &code_exc_ValueError,
                               "negative number cannot be raised to a fractional power");
+        }
         iv = -iv;
         negate = is_odd_integer(iw);
     }
