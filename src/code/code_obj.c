@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+extern cv code_lib_type_attr(code_vm *vm, const code_type *t, const char *name)
+    __attribute__((weak));
+
 #define IMMORTAL(t) { .type = (t), .rc = CODE_RC_IMMORTAL, .size = 0 }
 
 code_obj code_none_obj = IMMORTAL(&code_type_none);
@@ -109,13 +112,31 @@ static int none_truth(code_vm *vm, cv self)
     return 0;
 }
 
-/* Identity hashes of singletons and types: derived from a fixed per-object
- * constant would be nicer; an address is stable within a process, and set
- * order of these objects is never observable across runs anyway. */
+/* Identity hashes must not depend on addresses: a dumped run is replayed in
+ * another process (with other addresses), and a set's iteration order must
+ * come out the same there. Singletons and types hash by name; builtin
+ * functions by name and their self's type. Equal hashes only cost probes. */
+uint64_t code_hash_cstr(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h >> 2;
+}
+
 static int ident_hash(code_vm *vm, cv self, uint64_t *h)
 {
     (void)vm;
-    *h = (uint64_t)self >> 4;
+    const code_type *t = cv_type(self);
+    if (t == &code_type_type)
+        *h = code_hash_cstr(((const code_type *)cv_obj(self))->name);
+    else if (t == &code_type_cfunc)
+        *h = code_hash_cstr(((const code_cfunc_obj *)cv_obj(self))->name) ^
+             (((const code_cfunc_obj *)cv_obj(self))->self
+                  ? code_hash_cstr(code_type_name(((const code_cfunc_obj *)cv_obj(self))->self))
+                  : 0);
+    else
+        *h = code_hash_cstr(t->name);
     return 0;
 }
 
@@ -187,6 +208,11 @@ static cv type_getattr(code_vm *vm, cv self, const char *name)
     const code_type *t = (const code_type *)cv_obj(self);
     if (!strcmp(name, "__name__") || !strcmp(name, "__qualname__"))
         return code_str_from_cstr(vm, t->name);
+    /* Class attributes of the library's types (timezone.utc, date.min). A
+     * weak reference, so the core alone does not pull the library into a
+     * link (unit tests with stand-ins); any program that imports has it. */
+    if (code_lib_type_attr)
+        return code_lib_type_attr(vm, t, name);
     return CV_NULL;
 }
 

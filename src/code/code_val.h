@@ -353,6 +353,10 @@ cv code_call_method(code_vm *vm, cv obj, const char *name, cv *args, size_t narg
                     cv kwnames);
 cv code_call(code_vm *vm, cv callable, cv *args, size_t nargs, cv kwnames);
 const char *code_type_name(cv v);
+/* A hash of a C string that is the same in every process (for identity
+ * hashes that must not depend on addresses: replays must iterate sets the
+ * same way). */
+uint64_t code_hash_cstr(const char *s);
 /* A builtin function (self CV_NULL) or a bound builtin method (self
  * increfed, passed as args[0]) (code_obj.c). */
 cv code_cfunc_new(code_vm *vm, const char *name, code_cfunc fn, cv self);
@@ -398,6 +402,16 @@ cv code_float_new(code_vm *vm, double d);
 cv code_float_repr(code_vm *vm, double d);
 /* int, float or bool to double (TypeError otherwise). */
 int code_as_double(code_vm *vm, cv v, double *out);
+/* round(x[, ndigits]): ndigits CV_NULL or None for an int result; banker's
+ * rounding, floats rounded correctly in decimal. */
+cv code_num_round(code_vm *vm, cv x, cv ndigits);
+cv code_num_divmod(code_vm *vm, cv a, cv b);         /* a tuple */
+cv code_num_abs(code_vm *vm, cv x);
+/* pow(base, exp, mod): mod CV_NULL or None is base ** exp; else all ints,
+ * a negative exp takes the modular inverse. */
+cv code_num_pow3(code_vm *vm, cv base, cv exp, cv mod);
+/* bin/oct/hex (base 2, 8, 16; 10 is repr): "0x1f", "-0b101". */
+cv code_int_to_str_base(code_vm *vm, cv v, int base);
 
 /* ---- str and bytes (code_str.c, code_bytes.c) -------------------------------- */
 
@@ -448,7 +462,8 @@ int code_list_sort(code_vm *vm, cv list, cv key, bool reverse);
 cv code_tuple_new(code_vm *vm, size_t n);                 /* n slots, CV_NULL-filled */
 cv code_tuple_pack(code_vm *vm, size_t n, ...);           /* borrows each */
 cv code_tuple_from(code_vm *vm, cv iterable);
-extern code_obj code_empty_tuple_obj;
+/* A code_tuple (not a bare code_obj) so reading its n is in bounds. */
+extern code_tuple code_empty_tuple_obj;
 #define CODE_EMPTY_TUPLE cv_of(&code_empty_tuple_obj)
 cv code_dict_new(code_vm *vm);
 /* Borrowed value or CV_NULL (no exception) when absent; -1/error on unhashable. */
@@ -477,6 +492,10 @@ int code_mod_re_init(code_vm *vm, cv dict);
 int code_mod_datetime_init(code_vm *vm, cv dict);
 int code_mod_asyncio_init(code_vm *vm, cv dict);
 
+/* A class attribute of a library type (timezone.utc, date.min,
+ * timedelta.max): a new reference, or CV_NULL with no exception when the
+ * type has none. The type of types' getattr asks it (code_mod_datetime.c). */
+cv code_lib_type_attr(code_vm *vm, const code_type *t, const char *name);
 /* A builtin name's value (borrowed, immortal) or CV_NULL. */
 cv code_builtin_lookup(const char *name);
 /* import: the module object (new reference), or ModuleNotFoundError. */
