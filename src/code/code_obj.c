@@ -266,10 +266,20 @@ static cv cfunc_call(code_vm *vm, cv self, cv *args, size_t nargs, cv kw)
     return code_call_with_self(vm, f->fn, f->self, args, nargs, kw);
 }
 
+static cv cfunc_getattr(code_vm *vm, cv self, const char *name)
+{
+    const code_cfunc_obj *f = (const code_cfunc_obj *)cv_obj(self);
+    if (!strcmp(name, "__name__") || !strcmp(name, "__qualname__"))
+        return code_str_from_cstr(vm, f->name);
+    if (!strcmp(name, "__self__") && f->self)
+        return code_incref(f->self);
+    return CV_NULL;
+}
+
 const code_type code_type_cfunc = {
     .ob = TYPE_HEAD, .name = "builtin_function_or_method", .kind = CODE_K_CFUNC,
     .dealloc = cfunc_dealloc, .repr = cfunc_repr, .hash = ident_hash,
-    .compare = ident_compare, .call = cfunc_call,
+    .compare = ident_compare, .call = cfunc_call, .getattr = cfunc_getattr,
 };
 
 cv code_cfunc_new(code_vm *vm, const char *name, code_cfunc fn, cv self)
