@@ -15,7 +15,8 @@ For each corpus file NAME.py there are three tests:
                          going on from the dump; it must end as the plain run.
 
 The cella tests are skipped, with the reason, only while `cella code run
---help` fails (the interpreter not yet built). CELLA_BIN names the binary
+--help` fails (the interpreter not yet built); with
+CODE_CORPUS_REQUIRE_CELLA=1 they fail instead. CELLA_BIN names the binary
 (CTest sets it); otherwise build/cella of this tree.
 
 Run: /usr/bin/python3 -m pytest -q tests/code/run_code_tests.py [-k NAME]
@@ -349,6 +350,10 @@ def require_cella():
                 reason = f"`cella code run --help` could not run: {e}"
         _cella_state["reason"] = reason
     if _cella_state["reason"]:
+        # Once code mode is in the tree, CODE_CORPUS_REQUIRE_CELLA=1 (in
+        # CTest's environment) turns this skip into a failure.
+        if os.environ.get("CODE_CORPUS_REQUIRE_CELLA") == "1":
+            pytest.fail(_cella_state["reason"])
         pytest.skip(_cella_state["reason"])
     return cella_bin()
 
