@@ -1,0 +1,281 @@
+/* The evaluator's private declarations: the scope pass's results, frames,
+ * function and generator objects, coroutine stacks, tasks.
+ *
+ * The evaluator walks the AST directly. The scope pass (code_scope.c) runs
+ * once over the tree and rewrites it in place for speed: after it, a NAME
+ * node's `op` says where the name lives (CODE_NK_*) and its `height` is the
+ * slot or global index; a literal's (INT FLOAT STR BYTES) `height` is its
+ * index in the constant table; a lambda's, comprehension's or call's
+ * `height` indexes the scope or keyword-name table, and a def statement's
+ * `col` its scope. The tree is never dumped after that pass. */
+#ifndef CELLA_CODE_EVAL_H
+#define CELLA_CODE_EVAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "code/code_ast.h"
+#include "code/code_err.h"
+#include "code/code_val.h"
+#include "code/code_vm.h"
+
+/* Where a name lives (a NAME node's op after the scope pass). */
+enum code_name_kind {
+    CODE_NK_LOCAL = 1,     /* fast[i] */
+    CODE_NK_CELL,          /* fast[i] is a cell this frame created */
+    CODE_NK_FREE,          /* fast[i] is a cell from the closure */
+    CODE_NK_GLOBAL,        /* the module's global slot i */
+};
+
+enum code_scope_kind { CODE_SC_MODULE, CODE_SC_FUNC, CODE_SC_LAMBDA, CODE_SC_COMP, CODE_SC_GENEXP };
+
+/* One function, lambda, comprehension or the module. Slots: locals
+ * [0, nlocals) (parameters first, in CPython's order: positional, keyword-only,
+ * *args, **kwargs), cells [nlocals, nlocals+ncells), frees after. */
+typedef struct code_scope {
+    uint8_t kind;
+    bool is_async;
+    bool async_ctx;              /* host calls here return awaitables */
+    const char *name;            /* "f", "<lambda>", "<listcomp>", "<module>" */
+    const char *qualname;        /* "outer.<locals>.f" */
+    const code_params *params;   /* NULL for comprehensions and the module */
+    uint32_t nparams;            /* slots taken by parameters */
+    uint32_t nlocals, ncells, nfree, nslots;
+    const char **slot_names;     /* nslots names */
+    int32_t *cell_param;         /* per cell: the parameter slot it starts from, or -1 */
+    uint32_t *free_from;         /* per free: the slot in the enclosing scope */
+    const void *node;            /* the DEF stmt, LAMBDA or comprehension expr */
+    struct code_scope *parent;
+    uint8_t bind_kind;           /* a def: where its name is stored */
+    uint32_t bind_slot;
+    /* scope pass bookkeeping */
+    struct code_sym *syms;
+    uint32_t nsyms, capsyms;
+    bool has_walrus_target;
+} code_scope;
+
+/* A compiled program: the tree plus what the scope pass derived. */
+typedef struct code_prog {
+    code_module *mod;
+    code_scope **scopes;         /* [0] is the module */
+    uint32_t nscopes;
+    cv *consts;                  /* literals and kwnames tuples (owned) */
+    uint32_t nconsts;
+    const char **gnames;         /* the module's global names */
+    cv *gname_str;               /* the same as interned str */
+    uint32_t nglobals;
+} code_prog;
+
+/* The scope pass: resolves every name, makes the constants. -1 with err
+ * filled (SyntaxError of the symbol table, MemoryError). The tables live in
+ * arena a; constants on vm's heap. */
+int code_scope_pass(code_vm *vm, code_module *m, code_arena *a, bool top_level_await,
+                    code_prog *prog, code_error *err);
+void code_prog_release(code_vm *vm, code_prog *prog);
+/* Where name is stored in scope sc (imports, except-as, def names); -1 if
+ * nowhere (cannot happen for names the pass saw). */
+int code_scope_lookup(const code_prog *prog, const code_scope *sc, const char *name,
+                      uint8_t *kind, uint32_t *slot);
+/* The slot of a global name, or -1. */
+int code_prog_global(const code_prog *prog, const char *name);
+
+/* ---- coroutine stacks (code_coro.c) -------------------------------------- */
+
+typedef struct code_ctx {
+    void *sp;                    /* saved stack pointer (x86-64 switch) */
+    void *stack;                 /* base of the mapping, NULL for the host */
+    size_t size;                 /* usable bytes above the guard page */
+    void (*entry)(void *);
+    void *arg;
+    /* ASan fiber bookkeeping */
+    void *fake;
+    const void *bottom;
+    size_t bsize;
+    struct code_ctx *from;       /* who switched to it last */
+} code_ctx;
+
+#define CODE_STACK_BIG ((size_t)16 << 20)
+#define CODE_STACK_SMALL ((size_t)1 << 20)
+
+/* Prepares ctx to run entry(arg) on a fresh (cached) stack of size bytes. */
+int code_ctx_make(code_ctx *ctx, size_t size, void (*entry)(void *), void *arg);
+/* Gives the stack back to the cache. */
+void code_ctx_release(code_ctx *ctx);
+/* Saves the running context into from and runs to. dying: from never runs
+ * again (its entry has returned its last value). */
+void code_ctx_switch(code_ctx *from, code_ctx *to, bool dying);
+/* The lowest address a running coroutine may use (for vm->stack_lo). */
+static inline char *code_ctx_lo(const code_ctx *c)
+{
+    return c->stack ? (char *)c->stack + 4096 + 128 * 1024 : NULL;
+}
+
+/* ---- objects -------------------------------------------------------------- */
+
+typedef struct code_func {
+    code_obj ob;
+    const code_scope *sc;
+    cv name;                     /* str */
+    cv defaults;                 /* tuple or CV_NULL */
+    cv kwdefaults;               /* dict or CV_NULL */
+    cv closure;                  /* tuple of cells or CV_NULL */
+    uint64_t serial;             /* for the repr */
+} code_func;
+
+/* A host function: calling it is a host call. */
+typedef struct code_hostfn {
+    code_obj ob;
+    cv name;                     /* str */
+} code_hostfn;
+
+/* A generator expression: its body runs on its own stack. */
+typedef struct code_gen {
+    code_obj ob;
+    code_vm *vm;
+    const code_scope *sc;
+    cv closure;                  /* tuple of cells or CV_NULL */
+    cv iter0;                    /* the first iterator */
+    code_ctx ctx, *caller;
+    cv yielded;                  /* the value handed over */
+    uint8_t state;               /* CODE_GEN_* */
+    bool closing;                /* unwinding for good (freed while suspended) */
+    struct code_gen *next, *prev;   /* suspended generators of the run */
+} code_gen;
+enum { CODE_GEN_NEW, CODE_GEN_SUSPENDED, CODE_GEN_RUNNING, CODE_GEN_DONE };
+
+/* A host call's outcome holder; the awaitable of an async host call. */
+typedef struct code_future {
+    code_obj ob;
+    uint64_t id;
+    cv value, exc;               /* set when answered */
+    bool done;
+    struct code_task *waiter;    /* the task blocked on it */
+} code_future;
+
+/* A coroutine object: an async def called, not yet awaited. */
+typedef struct code_coro {
+    code_obj ob;
+    cv func;
+    cv *argv;                    /* the bound slots (nslots) */
+    uint32_t nslots;
+    uint8_t state;               /* 0 new, 2 running, 3 done */
+} code_coro;
+
+extern const code_type code_type_func, code_type_hostfn, code_type_gen, code_type_future,
+    code_type_coro, code_type_task;
+
+/* A frame's slots live on the running coroutine's stack (alloca: pause and
+ * resume never unwind it); very large frames go to the heap. */
+#define CODE_FRAME_ALLOCA_MAX 2048
+#define CODE_FRAME_SLOTS(n)                                                              \
+    ((n) <= CODE_FRAME_ALLOCA_MAX ? (cv *)__builtin_alloca(((n) ? (n) : 1) * sizeof(cv)) \
+                                  : (cv *)malloc((n) * sizeof(cv)))
+#define CODE_FRAME_SLOTS_FREE(p, n) \
+    do {                            \
+        if ((n) > CODE_FRAME_ALLOCA_MAX) \
+            free(p);                \
+    } while (0)
+
+/* ---- the evaluator's state (struct code_eval) ----------------------------- */
+
+typedef struct code_frame {
+    cv *fast;
+    const code_scope *sc;
+    cv retval;
+    struct code_frame *back;
+} code_frame;
+
+/* Loop iterations and calls between two reads of the CPU clock. */
+#define CODE_TICKS 4096
+
+/* Statement outcomes. */
+enum { CODE_X_OK = 0, CODE_X_ERR = -1, CODE_X_RETURN = 1, CODE_X_BREAK = 2, CODE_X_CONTINUE = 3 };
+
+struct code_task;
+
+struct code_eval {
+    code_prog prog;
+    cv *gv;                      /* global slots (owned refs) */
+    cv *gcache;                  /* builtins found for unbound globals (immortal) */
+    bool host_any;               /* no functions declared: unknown names are host calls */
+    bool top_level_await;
+    uint64_t func_serial;
+    uint32_t depth;              /* Python call depth */
+    uint32_t tick;               /* loop iterations and calls since the last clock read */
+    uint64_t cpu_start_ns;       /* thread CPU time when the step started */
+    uint64_t max_time_ns;
+    cv handled;                  /* the exception being handled (owned) or CV_NULL */
+    bool fatal;                  /* a limit was reached: no handler may catch it */
+    code_frame *frame;           /* innermost frame of the running coroutine */
+    /* coroutines */
+    code_ctx host;               /* the context that called start/resume */
+    code_ctx main;               /* the module's coroutine */
+    code_ctx *cur;               /* the running coroutine */
+    /* host calls */
+    uint64_t next_call_id;
+    uint32_t ncalls;
+    struct code_future **futs;   /* pending calls (owned refs), by insertion */
+    size_t nfuts, capfuts;
+    struct code_newcall { uint64_t id; char *function, *args, *kwargs; } *newcalls;
+    size_t nnew, capnew;
+    /* async */
+    struct code_task **ready;
+    size_t nready, capready;
+    struct code_task *task;      /* the running task, NULL on the main coroutine */
+    bool in_scheduler;
+    code_gen *gens;              /* generators with a stack */
+    /* the run's outcome */
+    cv result;
+    bool finished;
+    void *run;                   /* the code_run */
+};
+
+/* ---- evaluation (code_eval*.c) ------------------------------------------ */
+
+cv code_eval_expr(code_vm *vm, code_frame *f, const code_expr *e);
+/* The truth of e's value: 1, 0, or -1 with the exception set. */
+int code_eval_truth(code_vm *vm, code_frame *f, const code_expr *e);
+cv code_eval_call(code_vm *vm, code_frame *f, const code_expr *e);
+int code_store_name(code_vm *vm, code_frame *f, uint8_t kind, uint32_t slot, cv v);
+int code_tok_to_binop(int tok);
+cv code_binop_fast(code_vm *vm, int op, cv a, cv b);
+int code_dict_merge(code_vm *vm, cv d, cv m);
+int code_exec_block(code_vm *vm, code_frame *f, const code_block *b);
+int code_assign(code_vm *vm, code_frame *f, const code_expr *target, cv v);
+/* Runs the module body; the last expression statement's value into *result. */
+int code_eval_module(code_vm *vm, cv *result);
+/* Calls a Python function (the type's call slot). */
+cv code_func_call(code_vm *vm, cv self, cv *args, size_t nargs, cv kwnames);
+/* Binds args into fast (nslots, zeroed) per sc's parameters. */
+int code_bind_args(code_vm *vm, const code_func *fn, cv *fast, cv *args, size_t nargs,
+                   cv kwnames);
+/* Runs a function body on a prepared fast array (steals its references). */
+cv code_run_body(code_vm *vm, const code_func *fn, cv *fast);
+cv code_make_function(code_vm *vm, code_frame *f, const code_scope *sc, const code_params *p,
+                      const char *name);
+cv code_eval_comp(code_vm *vm, code_frame *f, const code_expr *e);
+int code_exec_try(code_vm *vm, code_frame *f, const code_stmt *s);
+int code_exec_raise(code_vm *vm, code_frame *f, const code_stmt *s);
+void code_gens_release(code_vm *vm);
+cv code_eval_fstring(code_vm *vm, code_frame *f, const code_expr *e);
+cv code_name_error(code_vm *vm, const char *name);
+int code_check_time(code_vm *vm);
+/* The exception set now: chain the handled one as its context. */
+void code_exc_set_context(code_vm *vm);
+
+/* host calls (code_run.c) */
+cv code_hostfn_new(code_vm *vm, cv name);
+/* Issues a call: a new future (pending), recorded in the step. */
+cv code_host_issue(code_vm *vm, cv name, cv *args, size_t nargs, cv kwnames);
+/* Switches to the host until at least one answer arrives. */
+int code_host_wait(code_vm *vm);
+
+/* async (code_sched.c) */
+cv code_await(code_vm *vm, cv aw);
+cv code_coro_new(code_vm *vm, const code_func *fn, cv *fast);
+void code_sched_destroy(code_vm *vm);
+
+static inline struct code_eval *code_ev(code_vm *vm) { return vm->ev; }
+
+#endif
