@@ -144,23 +144,46 @@ typedef struct code_gen {
 } code_gen;
 enum { CODE_GEN_NEW, CODE_GEN_SUSPENDED, CODE_GEN_RUNNING, CODE_GEN_DONE };
 
+/* Tasks blocked on an awaitable (malloc'd array). */
+typedef struct code_waitq {
+    struct code_task **v;
+    size_t n, cap;
+} code_waitq;
+
 /* A host call's outcome holder; the awaitable of an async host call. */
 typedef struct code_future {
     code_obj ob;
     uint64_t id;
     cv value, exc;               /* set when answered */
     bool done;
-    struct code_task *waiter;    /* the task blocked on it */
+    uint64_t done_seq;           /* completion order, for gather's first error */
+    code_waitq waiters;
 } code_future;
 
 /* A coroutine object: an async def called, not yet awaited. */
 typedef struct code_coro {
     code_obj ob;
     cv func;
-    cv *argv;                    /* the bound slots (nslots) */
+    cv *argv;                    /* the bound parameter slots (heap, nslots) */
     uint32_t nslots;
-    uint8_t state;               /* 0 new, 2 running, 3 done */
+    uint8_t state;               /* CODE_GEN_NEW, _RUNNING or _DONE */
 } code_coro;
+
+/* An asyncio task: a coroutine run on a stack of its own by the scheduler. */
+typedef struct code_task {
+    code_obj ob;
+    code_vm *vm;
+    cv coro;
+    cv result, exc;
+    bool done, blocked, queued, started;
+    uint64_t done_seq;
+    code_ctx ctx, *caller;
+    cv handled;                  /* its exception being handled, while parked */
+    uint32_t depth;
+    code_waitq waiters;
+    struct code_task *next, *prev;   /* tasks with a stack */
+    uint64_t serial;
+} code_task;
 
 extern const code_type code_type_func, code_type_hostfn, code_type_gen, code_type_future,
     code_type_coro, code_type_task;
@@ -213,6 +236,10 @@ struct code_eval {
     code_ctx main;               /* the module's coroutine */
     code_ctx *cur;               /* the running coroutine */
     /* host calls */
+    code_ctx *waiting;           /* the coroutine that waits on the host */
+    bool killed;                 /* the run is being freed while paused */
+    cv *dyn;                     /* exception types named by the host (malloc) */
+    size_t ndyn;
     uint64_t next_call_id;
     uint32_t ncalls;
     struct code_future **futs;   /* pending calls (owned refs), by insertion */
@@ -223,7 +250,8 @@ struct code_eval {
     struct code_task **ready;
     size_t nready, capready;
     struct code_task *task;      /* the running task, NULL on the main coroutine */
-    bool in_scheduler;
+    struct code_task *tasks;     /* tasks with a stack */
+    uint64_t done_seq, task_serial;
     code_gen *gens;              /* generators with a stack */
     /* the run's outcome */
     cv result;
@@ -270,11 +298,21 @@ cv code_hostfn_new(code_vm *vm, cv name);
 cv code_host_issue(code_vm *vm, cv name, cv *args, size_t nargs, cv kwnames);
 /* Switches to the host until at least one answer arrives. */
 int code_host_wait(code_vm *vm);
+/* Records a new call (code_run.c): its id becomes ev->next_call_id; takes
+ * the three malloc'd strings. */
+int code_host_note_call(code_vm *vm, char *function, char *args_json, char *kwargs_json);
+/* A done future's value (new reference), or CV_NULL with its exception set. */
+cv code_future_take(code_vm *vm, code_future *f);
 
 /* async (code_sched.c) */
 cv code_await(code_vm *vm, cv aw);
 cv code_coro_new(code_vm *vm, const code_func *fn, cv *fast);
 void code_sched_destroy(code_vm *vm);
+/* f was answered: its waiters become ready. */
+void code_sched_wake(code_vm *vm, code_future *f);
+/* A limit's exception, or a MemoryError once the memory limit was hit: no
+ * handler catches it. */
+bool code_exc_is_fatal(code_vm *vm);
 
 static inline struct code_eval *code_ev(code_vm *vm) { return vm->ev; }
 

@@ -8,6 +8,29 @@
 #include <string.h>
 #include <time.h>
 
+/* Cells: a closure's shared variables (code_val.h declares the type; the
+ * evaluator is its only user). */
+static void cell_dealloc(code_vm *vm, code_obj *o)
+{
+    code_decref(vm, ((code_cell *)o)->v);
+}
+
+static cv cell_repr(code_vm *vm, cv self)
+{
+    const code_cell *c = (const code_cell *)cv_obj(self);
+    if (!c->v)
+        return code_str_from_cstr(vm, "<cell: empty>");
+    return code_str_fmt(vm, "<cell: %s object>", code_type_name(c->v));
+}
+
+const code_type code_type_cell = {
+    .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},
+    .name = "cell",
+    .kind = CODE_K_CELL,
+    .dealloc = cell_dealloc,
+    .repr = cell_repr,
+};
+
 static void func_dealloc(code_vm *vm, code_obj *o)
 {
     code_func *f = (code_func *)o;

@@ -7,6 +7,11 @@
 
 #include <string.h>
 
+bool code_exc_is_fatal(code_vm *vm)
+{
+    return vm->ev->fatal || (vm->mem.failed && code_exc_matches(vm, &code_exc_MemoryError));
+}
+
 static code_exc *exc_of(cv e)
 {
     return (code_exc *)cv_obj(e);
@@ -88,7 +93,7 @@ int code_exec_try(code_vm *vm, code_frame *f, const code_stmt *s)
 {
     struct code_eval *ev = vm->ev;
     int st = code_exec_block(vm, f, &s->u.try_.body);
-    if (st == CODE_X_ERR && s->u.try_.nhandlers && !ev->fatal) {
+    if (st == CODE_X_ERR && s->u.try_.nhandlers && !code_exc_is_fatal(vm)) {
         cv exc = code_exc_fetch(vm);
         int handled = 0;
         for (uint32_t i = 0; i < s->u.try_.nhandlers && !handled; i++) {
@@ -127,7 +132,7 @@ int code_exec_try(code_vm *vm, code_frame *f, const code_stmt *s)
     } else if (st == CODE_X_OK) {
         st = code_exec_block(vm, f, &s->u.try_.orelse);
     }
-    if (!s->u.try_.finalbody.n || (st == CODE_X_ERR && ev->fatal))
+    if (!s->u.try_.finalbody.n || (st == CODE_X_ERR && code_exc_is_fatal(vm)))
         return st;
     /* finally: park the outcome, run the block, then restore it unless the
      * block left by itself */
