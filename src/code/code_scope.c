@@ -411,13 +411,13 @@ static int walk_walrus(sp *p, code_expr *e)
     code_expr *t = e->u.bin.l;
     if (walk_expr(p, e->u.bin.r))
         return -1;
+    if (p->pass == 1 && p->in_comp_iter)
+        return sp_error(p, e->line, e->col,
+                        "assignment expression cannot be used in a comprehension iterable "
+                        "expression");
     if (p->sc->kind != CODE_SC_COMP && p->sc->kind != CODE_SC_GENEXP)
         return name_node(p, t, true);
     if (p->pass == 1) {
-        if (p->in_comp_iter)
-            return sp_error(p, e->line, e->col,
-                            "assignment expression cannot be used in a comprehension iterable "
-                            "expression");
         if (comp_iter_var(p, t->u.str.text))
             return sp_error(p, e->line, e->col,
                             "assignment expression cannot rebind comprehension iteration "
