@@ -23,7 +23,6 @@ struct code_run {
     code_run_record rec;
     bool started, done;
     uint64_t skip_out;
-    char errtype[64];            /* an error's type name when it is not builtin */
 };
 
 static uint64_t cpu_now(void)
@@ -47,8 +46,11 @@ static char *xstrdup(const char *s)
 
 /* ---- errors ---------------------------------------------------------------- */
 
-/* The pending exception into err (type name, message, line); clears it. */
-static void exc_to_error(code_run *r, code_error *err)
+/* The pending exception into err (type name, message, line); clears it. A
+ * type the host named (not builtin) has no static name: it is kept after the
+ * step's output text, which lives as long as the step (st may be NULL when
+ * the caller sets the type itself). */
+static void exc_to_error(code_run *r, code_error *err, code_step *st)
 {
     code_vm *vm = &r->vm;
     cv e = code_exc_fetch(vm);
@@ -60,11 +62,16 @@ static void exc_to_error(code_run *r, code_error *err)
     }
     const code_type *t = cv_type(e);
     const code_type *bt = code_exc_type_by_name(t->name);
-    if (bt == t) {
-        err->type = bt->name;
+    if (bt == t || !st) {
+        err->type = bt == t ? bt->name : "Exception";
     } else {
-        snprintf(r->errtype, sizeof(r->errtype), "%s", t->name);
-        err->type = r->errtype;
+        size_t n = strlen(t->name);
+        char *o = realloc(st->out, st->out_len + 1 + n + 1);
+        if (!o)
+            abort();
+        memcpy(o + st->out_len + 1, t->name, n + 1);
+        st->out = o;
+        err->type = o + st->out_len + 1;
     }
     err->line = cv_kind(e) == CODE_K_EXC ? ((code_exc *)cv_obj(e))->line : vm->line;
     if (!err->line)
@@ -165,7 +172,7 @@ static int bind_inputs(code_run *r, const code_run_opts *o, code_error *err)
         cv v = code_json_decode(vm, js, strlen(js));
         if (!v) {
             code_error e2;
-            exc_to_error(r, &e2);
+            exc_to_error(r, &e2, NULL);
             return code_error_set(err, "ValueError", 0, 0, "input '%s': %s", in->name, e2.msg);
         }
         int g = code_prog_global(&ev->prog, in->name);
@@ -280,14 +287,14 @@ static void finish_step(code_run *r, code_step *st)
         code_ctx_release(&ev->main);
         if (vm->exc) {
             st->kind = CODE_STEP_ERROR;
-            exc_to_error(r, &st->error);
+            exc_to_error(r, &st->error, st);
             return;
         }
         size_t n;
         st->result_json = code_json_encode(vm, ev->result ? ev->result : CODE_NONE, &n);
         if (!st->result_json) {
             st->kind = CODE_STEP_ERROR;
-            exc_to_error(r, &st->error);
+            exc_to_error(r, &st->error, st);
             return;
         }
         st->kind = CODE_STEP_COMPLETE;
@@ -403,7 +410,7 @@ void code_run_resume(code_run *r, const code_result *res, size_t n, code_step *s
             vals[i] = code_json_decode(vm, js, strlen(js));
         }
         if (!vals[i]) {
-            exc_to_error(r, &st->error);
+            exc_to_error(r, &st->error, NULL);
             st->error.type = "ValueError";
             st->kind = CODE_STEP_ERROR;
             goto refuse;

@@ -23,6 +23,7 @@ typedef struct host {
     size_t out_len;
     char result[1024];
     code_error err;
+    char errtype[64];            /* a copy: a host-named type lives in the step */
     int kind;                    /* the last step's */
     int ncalls, nsteps;
     char calls[2048];            /* "fn args kwargs;" per call */
@@ -87,8 +88,11 @@ static void collect(host *h, const code_step *st)
     h->nsteps++;
     if (st->kind == CODE_STEP_COMPLETE)
         snprintf(h->result, sizeof(h->result), "%s", st->result_json);
-    if (st->kind == CODE_STEP_ERROR)
+    if (st->kind == CODE_STEP_ERROR) {
         h->err = st->error;
+        snprintf(h->errtype, sizeof(h->errtype), "%s", st->error.type);
+        h->err.type = h->errtype;
+    }
     for (size_t i = 0; i < st->ncalls; i++) {
         size_t l = strlen(h->calls);
         snprintf(h->calls + l, sizeof(h->calls) - l, "%s %s %s;", st->calls[i].function,
