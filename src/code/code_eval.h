@@ -140,6 +140,7 @@ typedef struct code_gen {
     cv yielded;                  /* the value handed over */
     uint8_t state;               /* CODE_GEN_* */
     bool closing;                /* unwinding for good (freed while suspended) */
+    uint64_t serial;             /* for the repr */
     struct code_gen *next, *prev;   /* suspended generators of the run */
 } code_gen;
 enum { CODE_GEN_NEW, CODE_GEN_SUSPENDED, CODE_GEN_RUNNING, CODE_GEN_DONE };
@@ -167,6 +168,7 @@ typedef struct code_coro {
     cv *argv;                    /* the bound parameter slots (heap, nslots) */
     uint32_t nslots;
     uint8_t state;               /* CODE_GEN_NEW, _RUNNING or _DONE */
+    uint64_t serial;             /* for the repr */
 } code_coro;
 
 /* An asyncio task: a coroutine run on a stack of its own by the scheduler. */

@@ -269,7 +269,7 @@ static cv gen_repr(code_vm *vm, cv self)
 {
     const code_gen *g = (const code_gen *)cv_obj(self);
     return code_str_fmt(vm, "<generator object %s at 0x7f%010llx>", g->sc->qualname,
-                        (unsigned long long)(0x2000 + (uintptr_t)g % 0x100000 * 0x10));
+                        (unsigned long long)(0x1000 + g->serial * 0x90));
 }
 
 const code_type code_type_gen = {
@@ -300,6 +300,7 @@ static cv gen_new(code_vm *vm, code_frame *f, const code_scope *sc, cv it0)
     g->sc = sc;
     g->closure = closure;
     g->iter0 = code_incref(it0);
+    g->serial = ++vm->ev->func_serial;
     return cv_of(g);
 }
 

@@ -80,7 +80,7 @@ static cv coro_repr(code_vm *vm, cv self)
     const code_coro *c = (const code_coro *)cv_obj(self);
     const code_func *fn = (const code_func *)cv_obj(c->func);
     return code_str_fmt(vm, "<coroutine object %s at 0x7f%010llx>", fn->sc->qualname,
-                        (unsigned long long)(0x3000 + fn->serial * 0x90));
+                        (unsigned long long)(0x1000 + c->serial * 0x90));
 }
 
 const code_type code_type_coro = {
@@ -108,6 +108,7 @@ cv code_coro_new(code_vm *vm, const code_func *fn, cv *fast)
     c->argv = argv;
     c->nslots = n;
     c->func = code_incref(cv_of(fn));
+    c->serial = ++vm->ev->func_serial;
     return cv_of(c);
 }
 
