@@ -325,8 +325,11 @@ static void enter(code_run *r, code_ctx *to, code_step *st)
     ev->cpu_start_ns = cpu_now();
     ev->cur = to;
     code_ctx_switch(&ev->host, to, false);
+    /* back on the host's stack, whose bounds are unknown: only the depth
+     * count guards recursion until the run is entered again (each coroutine
+     * sets its own bound when it resumes) */
+    vm->stack_lo = NULL;
     finish_step(r, st);
-    (void)vm;
 }
 
 void code_run_start(code_run *r, code_step *st)
