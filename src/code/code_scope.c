@@ -6,7 +6,7 @@
  * writes each NAME's kind and slot into the node (see code_eval.h), and makes
  * the constants. The tree's height is bounded by the parser, so recursing on
  * it is bounded too. */
-#include "code/code_eval.h"
+#include "code/code_scope_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,37 +14,7 @@
 
 #include "code/code_lex.h"
 
-enum {
-    SYM_BOUND = 1, SYM_PARAM = 2, SYM_GLOBAL = 4, SYM_NONLOCAL = 8, SYM_USED = 16,
-    SYM_FREE_PASS = 32,  /* a child needs it from further out */
-    SYM_CELL_NEEDED = 64,
-    SYM_IMPLICIT_GLOBAL = 128,
-};
-
-typedef struct code_sym {
-    const char *name;
-    uint32_t flags;
-    uint8_t kind;                /* CODE_NK_* once resolved */
-    int32_t slot;                /* slot, or global index */
-    int32_t param;               /* parameter slot, -1 */
-    int line, col;               /* a nonlocal declaration's */
-} code_sym;
-
-typedef struct sp {
-    code_vm *vm;
-    code_arena *a;
-    code_error *err;
-    code_prog *prog;
-    int pass;                    /* 1 collect, 2 annotate */
-    uint32_t next_scope;         /* pass 2: scopes in creation order */
-    code_scope *sc;              /* the current scope */
-    bool in_comp_iter;           /* walking a comprehension's iterable */
-    uint32_t capconsts, capglobals, capscopes;
-} sp;
-
-static int sp_error(sp *p, int line, int col, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int sp_error(sp *p, int line, int col, const char *fmt, ...)
+int code_sp_error(sp *p, int line, int col, const char *fmt, ...)
 {
     if (p->err->type)
         return -1;
@@ -58,7 +28,7 @@ static int sp_error(sp *p, int line, int col, const char *fmt, ...)
     return -1;
 }
 
-static int sp_nomem(sp *p)
+int code_sp_nomem(sp *p)
 {
     return code_error_set(p->err, "MemoryError", 0, 0, "out of memory compiling");
 }
@@ -77,7 +47,7 @@ static void *sp_grow(sp *p, void *v, uint32_t n, uint32_t *cap, size_t elem)
     return nv;
 }
 
-static code_sym *sym_find(const code_scope *sc, const char *name)
+code_sym *code_sym_find(const code_scope *sc, const char *name)
 {
     for (uint32_t i = 0; i < sc->nsyms; i++)
         if (strcmp(sc->syms[i].name, name) == 0)
@@ -85,14 +55,14 @@ static code_sym *sym_find(const code_scope *sc, const char *name)
     return NULL;
 }
 
-static code_sym *sym_add(sp *p, code_scope *sc, const char *name)
+code_sym *code_sym_add(sp *p, code_scope *sc, const char *name)
 {
-    code_sym *s = sym_find(sc, name);
+    code_sym *s = code_sym_find(sc, name);
     if (s)
         return s;
     code_sym *nv = sp_grow(p, sc->syms, sc->nsyms, &sc->capsyms, sizeof(code_sym));
     if (!nv)
-        return sp_nomem(p), NULL;
+        return code_sp_nomem(p), NULL;
     sc->syms = nv;
     s = &sc->syms[sc->nsyms++];
     memset(s, 0, sizeof(*s));
@@ -100,11 +70,6 @@ static code_sym *sym_add(sp *p, code_scope *sc, const char *name)
     s->slot = -1;
     s->param = -1;
     return s;
-}
-
-static bool is_funclike(const code_scope *sc)
-{
-    return sc->kind != CODE_SC_MODULE;
 }
 
 /* ---- constants and globals ------------------------------------------------- */
@@ -117,7 +82,7 @@ static int const_add(sp *p, cv v)
     cv *nv = sp_grow(p, pr->consts, pr->nconsts, &p->capconsts, sizeof(cv));
     if (!nv) {
         code_decref(p->vm, v);
-        return sp_nomem(p);
+        return code_sp_nomem(p);
     }
     pr->consts = nv;
     pr->consts[pr->nconsts] = v;
@@ -143,7 +108,7 @@ static int global_index(sp *p, const char *name)
         const char **nv = code_arena_alloc(p->a, nc * sizeof(char *));
         cv *ns = code_arena_alloc(p->a, nc * sizeof(cv));
         if (!nv || !ns)
-            return sp_nomem(p);
+            return code_sp_nomem(p);
         if (pr->nglobals) {
             memcpy(nv, pr->gnames, pr->nglobals * sizeof(char *));
             memcpy(ns, pr->gname_str, pr->nglobals * sizeof(cv));
@@ -154,7 +119,7 @@ static int global_index(sp *p, const char *name)
     }
     cv s = code_str_intern(p->vm, name, strlen(name));
     if (!s)
-        return sp_nomem(p);
+        return code_sp_nomem(p);
     pr->gnames[pr->nglobals] = name;
     pr->gname_str[pr->nglobals] = s;
     return (int)pr->nglobals++;
@@ -173,7 +138,7 @@ static code_scope *scope_enter(sp *p, int kind, const char *name, const void *no
     code_scope **nv = sp_grow(p, pr->scopes, pr->nscopes, &p->capscopes, sizeof(*nv));
     code_scope *sc = nv ? code_arena_alloc(p->a, sizeof(*sc)) : NULL;
     if (!sc)
-        return sp_nomem(p), NULL;
+        return code_sp_nomem(p), NULL;
     pr->scopes = nv;
     sc->kind = (uint8_t)kind;
     sc->name = name;
@@ -184,7 +149,7 @@ static code_scope *scope_enter(sp *p, int kind, const char *name, const void *no
         size_t n1 = strlen(sc->parent->qualname), n2 = strlen(name);
         char *q = code_arena_alloc(p->a, n1 + n2 + 11);
         if (!q)
-            return sp_nomem(p), NULL;
+            return code_sp_nomem(p), NULL;
         memcpy(q, sc->parent->qualname, n1);
         memcpy(q + n1, ".<locals>.", 10);
         memcpy(q + n1 + 10, name, n2 + 1);
@@ -209,7 +174,7 @@ static uint32_t scope_index(const sp *p, const code_scope *sc)
 
 static int note_bind(sp *p, const char *name, int line, int col)
 {
-    code_sym *s = sym_add(p, p->sc, name);
+    code_sym *s = code_sym_add(p, p->sc, name);
     if (!s)
         return -1;
     (void)line, (void)col;
@@ -219,7 +184,7 @@ static int note_bind(sp *p, const char *name, int line, int col)
 
 static int note_use(sp *p, const char *name)
 {
-    code_sym *s = sym_add(p, p->sc, name);
+    code_sym *s = code_sym_add(p, p->sc, name);
     if (!s)
         return -1;
     s->flags |= SYM_USED;
@@ -230,21 +195,21 @@ static int note_decl(sp *p, const code_stmt *st, bool global)
 {
     for (uint32_t i = 0; i < st->u.names.n; i++) {
         const char *n = st->u.names.names[i];
-        code_sym *s = sym_find(p->sc, n);
+        code_sym *s = code_sym_find(p->sc, n);
         const char *what = global ? "global" : "nonlocal";
         if (s && (s->flags & SYM_PARAM))
-            return sp_error(p, st->line, st->col, "name '%s' is parameter and %s", n, what);
+            return code_sp_error(p, st->line, st->col, "name '%s' is parameter and %s", n, what);
         if (s && global && (s->flags & SYM_NONLOCAL))
-            return sp_error(p, st->line, st->col, "name '%s' is nonlocal and global", n);
+            return code_sp_error(p, st->line, st->col, "name '%s' is nonlocal and global", n);
         if (s && !global && (s->flags & SYM_GLOBAL))
-            return sp_error(p, st->line, st->col, "name '%s' is nonlocal and global", n);
+            return code_sp_error(p, st->line, st->col, "name '%s' is nonlocal and global", n);
         if (s && (s->flags & SYM_BOUND) && !(s->flags & (SYM_GLOBAL | SYM_NONLOCAL)))
-            return sp_error(p, st->line, st->col, "name '%s' is assigned to before %s declaration",
+            return code_sp_error(p, st->line, st->col, "name '%s' is assigned to before %s declaration",
                             n, what);
         if (s && (s->flags & SYM_USED) && !(s->flags & (SYM_GLOBAL | SYM_NONLOCAL)))
-            return sp_error(p, st->line, st->col, "name '%s' is used prior to %s declaration", n,
+            return code_sp_error(p, st->line, st->col, "name '%s' is used prior to %s declaration", n,
                             what);
-        if (!(s = sym_add(p, p->sc, n)))
+        if (!(s = code_sym_add(p, p->sc, n)))
             return -1;
         s->flags |= global ? SYM_GLOBAL : SYM_NONLOCAL;
         s->line = st->line;
@@ -260,7 +225,7 @@ static int name_node(sp *p, code_expr *e, bool store)
     const char *n = e->u.str.text;
     if (p->pass == 1)
         return store ? note_bind(p, n, e->line, e->col) : note_use(p, n);
-    code_sym *s = sym_find(p->sc, n);
+    code_sym *s = code_sym_find(p->sc, n);
     if (!s || s->kind == CODE_NK_GLOBAL || !s->kind) {
         int g = global_index(p, n);
         if (g < 0)
@@ -278,7 +243,7 @@ static int name_node(sp *p, code_expr *e, bool store)
  * a global name gets its slot now, so the evaluator finds it. */
 static int bind_site(sp *p, code_scope *sc, const char *name)
 {
-    const code_sym *y = sc->kind == CODE_SC_MODULE ? NULL : sym_find(sc, name);
+    const code_sym *y = sc->kind == CODE_SC_MODULE ? NULL : code_sym_find(sc, name);
     if (y && y->kind && y->kind != CODE_NK_GLOBAL)
         return 0;
     return global_index(p, name) < 0 ? -1 : 0;
@@ -340,9 +305,9 @@ static int add_params(sp *p, const code_params *ps)
     if (ps->kwarg && n < 4096)
         order[n++] = ps->kwarg;
     if (n >= 4096)
-        return sp_error(p, order[0]->line, order[0]->col, "too many parameters");
+        return code_sp_error(p, order[0]->line, order[0]->col, "too many parameters");
     for (uint32_t i = 0; i < n; i++) {
-        code_sym *s = sym_add(p, sc, order[i]->name);
+        code_sym *s = code_sym_add(p, sc, order[i]->name);
         if (!s)
             return -1;
         s->flags |= SYM_PARAM | SYM_BOUND;
@@ -399,7 +364,7 @@ static bool comp_iter_var(const sp *p, const char *name)
 {
     for (const code_scope *s = p->sc; s && (s->kind == CODE_SC_COMP || s->kind == CODE_SC_GENEXP);
          s = s->parent) {
-        const code_sym *y = sym_find(s, name);
+        const code_sym *y = code_sym_find(s, name);
         if (y && (y->flags & SYM_BOUND) && !(y->flags & SYM_IMPLICIT_GLOBAL))
             return true;
     }
@@ -412,14 +377,14 @@ static int walk_walrus(sp *p, code_expr *e)
     if (walk_expr(p, e->u.bin.r))
         return -1;
     if (p->pass == 1 && p->in_comp_iter)
-        return sp_error(p, e->line, e->col,
+        return code_sp_error(p, e->line, e->col,
                         "assignment expression cannot be used in a comprehension iterable "
                         "expression");
     if (p->sc->kind != CODE_SC_COMP && p->sc->kind != CODE_SC_GENEXP)
         return name_node(p, t, true);
     if (p->pass == 1) {
         if (comp_iter_var(p, t->u.str.text))
-            return sp_error(p, e->line, e->col,
+            return code_sp_error(p, e->line, e->col,
                             "assignment expression cannot rebind comprehension iteration "
                             "variable '%s'",
                             t->u.str.text);
@@ -427,12 +392,12 @@ static int walk_walrus(sp *p, code_expr *e)
         code_scope *target = p->sc;
         while (target->kind == CODE_SC_COMP || target->kind == CODE_SC_GENEXP)
             target = target->parent;
-        code_sym *s = sym_add(p, target, t->u.str.text);
+        code_sym *s = code_sym_add(p, target, t->u.str.text);
         if (!s)
             return -1;
         s->flags |= SYM_BOUND;
         for (code_scope *c = p->sc; c != target; c = c->parent) {
-            code_sym *y = sym_add(p, c, t->u.str.text);
+            code_sym *y = code_sym_add(p, c, t->u.str.text);
             if (!y)
                 return -1;
             y->flags |= SYM_USED;
@@ -538,13 +503,13 @@ static int walk_expr(sp *p, code_expr *e)
             if (e->u.call.nkws && !dstar) {
                 cv t = code_tuple_new(p->vm, e->u.call.nkws);
                 if (!t)
-                    return sp_nomem(p);
+                    return code_sp_nomem(p);
                 for (uint32_t i = 0; i < e->u.call.nkws; i++) {
                     const char *n = e->u.call.kws[i].name;
                     cv s = code_str_intern(p->vm, n, strlen(n));
                     if (!s) {
                         code_decref(p->vm, t);
-                        return sp_nomem(p);
+                        return code_sp_nomem(p);
                     }
                     ((code_tuple *)cv_obj(t))->v[i] = s;
                 }
@@ -591,9 +556,9 @@ static int walk_stmt(sp *p, code_stmt *s)
         if (s->u.aug.value && walk_expr(p, s->u.aug.value))
             return -1;
         if (s->u.aug.target->kind == CODE_E_NAME && p->pass == 1) {
-            code_sym *y = sym_find(p->sc, s->u.aug.target->u.str.text);
+            code_sym *y = code_sym_find(p->sc, s->u.aug.target->u.str.text);
             if (y && (y->flags & (SYM_GLOBAL | SYM_NONLOCAL)))
-                return sp_error(p, s->line, s->col, "annotated name '%s' can't be %s",
+                return code_sp_error(p, s->line, s->col, "annotated name '%s' can't be %s",
                                 s->u.aug.target->u.str.text,
                                 (y->flags & SYM_GLOBAL) ? "global" : "nonlocal");
         }
@@ -677,7 +642,7 @@ static int walk_stmt(sp *p, code_stmt *s)
                     buf[k] = 0;
                     n = code_arena_strndup(p->a, buf, k);
                     if (!n)
-                        return sp_nomem(p);
+                        return code_sp_nomem(p);
                 }
                 if (p->pass == 1 ? note_bind(p, n, al->line, 0) : bind_site(p, p->sc, n))
                     return -1;
@@ -695,133 +660,6 @@ static int walk_block(sp *p, const code_block *b)
     return 0;
 }
 
-/* ---- resolution ------------------------------------------------------------ */
-
-/* Marks name free in every scope from sc up to (not including) owner. */
-static int pass_through(sp *p, code_scope *sc, code_scope *owner, const char *name)
-{
-    for (code_scope *c = sc; c != owner; c = c->parent) {
-        code_sym *y = sym_add(p, c, name);
-        if (!y)
-            return -1;
-        if (!y->kind)
-            y->kind = CODE_NK_FREE;
-    }
-    code_sym *o = sym_find(owner, name);
-    if (o && (o->kind == CODE_NK_LOCAL || !o->kind))
-        o->kind = CODE_NK_CELL;
-    return 0;
-}
-
-/* The scope that binds name for a free use in sc, or NULL (global). */
-static code_scope *find_owner(code_scope *sc, const char *name, bool *global)
-{
-    *global = false;
-    for (code_scope *c = sc->parent; c && is_funclike(c); c = c->parent) {
-        code_sym *y = sym_find(c, name);
-        if (!y)
-            continue;
-        if (y->flags & SYM_GLOBAL) {
-            *global = true;
-            return NULL;
-        }
-        if ((y->flags & SYM_BOUND) && !(y->flags & SYM_NONLOCAL))
-            return c;
-    }
-    return NULL;
-}
-
-static int resolve(sp *p)
-{
-    code_prog *pr = p->prog;
-    /* parents are created before their children: top-down */
-    for (uint32_t k = 0; k < pr->nscopes; k++) {
-        code_scope *sc = pr->scopes[k];
-        for (uint32_t i = 0; i < sc->nsyms; i++) {
-            code_sym *y = &sc->syms[i];
-            if (sc->kind == CODE_SC_MODULE || (y->flags & SYM_GLOBAL)) {
-                y->kind = CODE_NK_GLOBAL;
-                continue;
-            }
-            if ((y->flags & SYM_BOUND) && !(y->flags & SYM_NONLOCAL)) {
-                if (!y->kind)
-                    y->kind = CODE_NK_LOCAL;
-                continue;
-            }
-            if (y->kind == CODE_NK_FREE)
-                continue;
-            bool global;
-            code_scope *owner = find_owner(sc, y->name, &global);
-            if (!owner) {
-                if (y->flags & SYM_NONLOCAL)
-                    return sp_error(p, y->line, y->col, "no binding for nonlocal '%s' found",
-                                    y->name);
-                y->kind = CODE_NK_GLOBAL;
-                continue;
-            }
-            y->kind = CODE_NK_FREE;
-            if (pass_through(p, sc, owner, y->name))
-                return -1;
-        }
-    }
-    /* slots: parameters, other locals, cells, frees */
-    for (uint32_t k = 0; k < pr->nscopes; k++) {
-        code_scope *sc = pr->scopes[k];
-        if (sc->kind == CODE_SC_MODULE)
-            continue;
-        uint32_t nl = sc->nparams, nc = 0, nf = 0;
-        for (uint32_t i = 0; i < sc->nsyms; i++) {
-            code_sym *y = &sc->syms[i];
-            if (y->kind == CODE_NK_LOCAL && y->param < 0)
-                y->slot = (int32_t)nl++;
-            else if (y->kind == CODE_NK_LOCAL)
-                y->slot = y->param;
-        }
-        for (uint32_t i = 0; i < sc->nsyms; i++)
-            if (sc->syms[i].kind == CODE_NK_CELL)
-                sc->syms[i].slot = (int32_t)(nl + nc++);
-        for (uint32_t i = 0; i < sc->nsyms; i++)
-            if (sc->syms[i].kind == CODE_NK_FREE)
-                sc->syms[i].slot = (int32_t)(nl + nc + nf++);
-        sc->nlocals = nl;
-        sc->ncells = nc;
-        sc->nfree = nf;
-        sc->nslots = nl + nc + nf;
-        sc->slot_names = code_arena_alloc(p->a, (sc->nslots + 1) * sizeof(char *));
-        sc->cell_param = code_arena_alloc(p->a, (nc + 1) * sizeof(int32_t));
-        sc->free_from = code_arena_alloc(p->a, (nf + 1) * sizeof(uint32_t));
-        if (!sc->slot_names || !sc->cell_param || !sc->free_from)
-            return sp_nomem(p);
-        for (uint32_t i = 0; i < nc; i++)
-            sc->cell_param[i] = -1;
-        const code_params *ps = sc->params;
-        if (ps) {
-            uint32_t j = 0;
-            for (uint32_t i = 0; i < ps->npos; i++)
-                sc->slot_names[j++] = ps->pos[i].name;
-            for (uint32_t i = 0; i < ps->nkwonly; i++)
-                sc->slot_names[j++] = ps->kwonly[i].name;
-            if (ps->vararg)
-                sc->slot_names[j++] = ps->vararg->name;
-            if (ps->kwarg)
-                sc->slot_names[j++] = ps->kwarg->name;
-        }
-        for (uint32_t i = 0; i < sc->nsyms; i++) {
-            code_sym *y = &sc->syms[i];
-            if (y->slot < 0)
-                continue;
-            sc->slot_names[y->slot] = y->name;
-            if (y->kind == CODE_NK_CELL)
-                sc->cell_param[y->slot - nl] = y->param;
-            if (y->kind == CODE_NK_FREE) {
-                const code_sym *o = sym_find(sc->parent, y->name);
-                sc->free_from[y->slot - nl - nc] = o ? (uint32_t)o->slot : 0;
-            }
-        }
-    }
-    return 0;
-}
-
 int code_scope_pass(code_vm *vm, code_module *m, code_arena *a, bool top_level_await,
                     code_prog *prog, code_error *err)
 {
@@ -831,7 +669,7 @@ int code_scope_pass(code_vm *vm, code_module *m, code_arena *a, bool top_level_a
     if (!scope_enter(&p, CODE_SC_MODULE, "<module>", m))
         return -1;
     prog->scopes[0]->async_ctx = top_level_await;
-    if (walk_block(&p, &m->body) || resolve(&p))
+    if (walk_block(&p, &m->body) || code_scope_resolve(&p))
         return -1;
     p.pass = 2;
     p.sc = NULL;
@@ -843,26 +681,3 @@ fail:
     return -1;
 }
 
-int code_scope_lookup(const code_prog *prog, const code_scope *sc, const char *name,
-                      uint8_t *kind, uint32_t *slot)
-{
-    const code_sym *y = sc->kind == CODE_SC_MODULE ? NULL : sym_find(sc, name);
-    if (y && y->kind && y->kind != CODE_NK_GLOBAL) {
-        *kind = y->kind;
-        *slot = (uint32_t)y->slot;
-        return 0;
-    }
-    int g = code_prog_global(prog, name);
-    if (g < 0)
-        return -1;
-    *kind = CODE_NK_GLOBAL;
-    *slot = (uint32_t)g;
-    return 0;
-}
-
-void code_prog_release(code_vm *vm, code_prog *prog)
-{
-    for (uint32_t i = 0; i < prog->nconsts; i++)
-        code_decref(vm, prog->consts[i]);
-    prog->nconsts = 0;
-}
