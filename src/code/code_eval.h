@@ -13,7 +13,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "code/code_ast.h"
 #include "code/code_err.h"
@@ -191,15 +190,16 @@ extern const code_type code_type_func, code_type_hostfn, code_type_gen, code_typ
     code_type_coro, code_type_task;
 
 /* A frame's slots live on the running coroutine's stack (alloca: pause and
- * resume never unwind it); very large frames go to the heap. */
+ * resume never unwind it); very large frames go to the run's heap, which
+ * frees them with the run if it is abandoned while paused. */
 #define CODE_FRAME_ALLOCA_MAX 2048
-#define CODE_FRAME_SLOTS(n)                                                              \
+#define CODE_FRAME_SLOTS(vm, n)                                                          \
     ((n) <= CODE_FRAME_ALLOCA_MAX ? (cv *)__builtin_alloca(((n) ? (n) : 1) * sizeof(cv)) \
-                                  : (cv *)malloc((n) * sizeof(cv)))
-#define CODE_FRAME_SLOTS_FREE(p, n) \
-    do {                            \
-        if ((n) > CODE_FRAME_ALLOCA_MAX) \
-            free(p);                \
+                                  : (cv *)code_heap_alloc((vm), (n) * sizeof(cv)))
+#define CODE_FRAME_SLOTS_FREE(vm, p, n)                   \
+    do {                                                  \
+        if ((n) > CODE_FRAME_ALLOCA_MAX)                  \
+            code_heap_free((vm), (p), (n) * sizeof(cv));  \
     } while (0)
 
 /* ---- the evaluator's state (struct code_eval) ----------------------------- */

@@ -133,10 +133,10 @@ cv code_eval_comp(code_vm *vm, code_frame *f, const code_expr *e)
     cv acc = e->kind == CODE_E_LISTCOMP  ? code_list_new(vm, 0)
              : e->kind == CODE_E_SETCOMP ? code_set_new(vm, false)
                                          : code_dict_new(vm);
-    cv *fast = CODE_FRAME_SLOTS(sc->nslots);
+    cv *fast = CODE_FRAME_SLOTS(vm, sc->nslots);
     if (!acc || !fast || comp_slots(vm, sc, fast, f->fast, NULL)) {
         if (fast)
-            CODE_FRAME_SLOTS_FREE(fast, sc->nslots);
+            CODE_FRAME_SLOTS_FREE(vm, fast, sc->nslots);
         code_decref(vm, acc);
         code_decref(vm, it);
         return fast ? CV_NULL : code_raise_nomem(vm);
@@ -145,7 +145,7 @@ cv code_eval_comp(code_vm *vm, code_frame *f, const code_expr *e)
     comp_run c = {.vm = vm, .f = &fr, .e = e, .acc = acc};
     int rc = comp_level(&c, 0, it);
     comp_release(vm, sc, fast);
-    CODE_FRAME_SLOTS_FREE(fast, sc->nslots);
+    CODE_FRAME_SLOTS_FREE(vm, fast, sc->nslots);
     code_decref(vm, it);
     if (rc) {
         code_decref(vm, acc);
@@ -173,7 +173,7 @@ static void gen_entry(void *arg)
     code_gen *g = arg;
     code_vm *vm = g->vm;
     const code_scope *sc = g->sc;
-    cv *fast = CODE_FRAME_SLOTS(sc->nslots);
+    cv *fast = CODE_FRAME_SLOTS(vm, sc->nslots);
     const cv *clo = g->closure ? ((code_tuple *)cv_obj(g->closure))->v : NULL;
     if (!fast)
         code_raise_nomem(vm);
@@ -184,7 +184,7 @@ static void gen_entry(void *arg)
         comp_release(vm, sc, fast);
     }
     if (fast)
-        CODE_FRAME_SLOTS_FREE(fast, sc->nslots);
+        CODE_FRAME_SLOTS_FREE(vm, fast, sc->nslots);
     g->state = CODE_GEN_DONE;
     if (g->closing && vm->exc)
         code_exc_clear(vm);

@@ -214,7 +214,7 @@ cv code_func_call(code_vm *vm, cv self, cv *args, size_t nargs, cv kwnames)
     const code_func *fn = (const code_func *)cv_obj(self);
     const code_scope *sc = fn->sc;
     uint32_t ns = sc->nslots;
-    cv *fast = CODE_FRAME_SLOTS(ns);
+    cv *fast = CODE_FRAME_SLOTS(vm, ns);
     if (!fast)
         return code_raise_nomem(vm);
     memset(fast, 0, sizeof(cv) * (ns ? ns : 1));
@@ -223,10 +223,10 @@ cv code_func_call(code_vm *vm, cv self, cv *args, size_t nargs, cv kwnames)
             fast[i] = code_incref(args[i]);
     } else if (code_bind_args(vm, fn, fast, args, nargs, kwnames)) {
         release_slots(vm, fast, sc->nparams);
-        CODE_FRAME_SLOTS_FREE(fast, ns);
+        CODE_FRAME_SLOTS_FREE(vm, fast, ns);
         return CV_NULL;
     }
     cv r = sc->is_async ? code_coro_new(vm, fn, fast) : code_run_body(vm, fn, fast);
-    CODE_FRAME_SLOTS_FREE(fast, ns);
+    CODE_FRAME_SLOTS_FREE(vm, fast, ns);
     return r;
 }

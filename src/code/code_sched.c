@@ -9,24 +9,28 @@
  * pending, it switches to the host, which gets a CALL step listing them. */
 #include "code/code_eval.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- wait queues ------------------------------------------------------------- */
 
-static void waitq_add(code_waitq *q, code_task *t)
+/* The queue's array is on the run's heap, so a run abandoned while tasks
+ * wait frees it with everything else. */
+static int waitq_add(code_vm *vm, code_waitq *q, code_task *t)
 {
     for (size_t i = 0; i < q->n; i++)
         if (q->v[i] == t)
-            return;
+            return 0;
     if (q->n == q->cap) {
         size_t nc = q->cap ? q->cap * 2 : 4;
-        code_task **nv = realloc(q->v, nc * sizeof(*nv));
+        code_task **nv = code_heap_realloc(vm, q->v, q->cap * sizeof(*nv), nc * sizeof(*nv));
         if (!nv)
-            abort();
+            return -1;
         q->v = nv;
         q->cap = nc;
     }
     q->v[q->n++] = t;
+    return 0;
 }
 
 static void ready_push(code_vm *vm, code_task *t)
@@ -121,7 +125,7 @@ static cv coro_run(code_vm *vm, code_coro *c)
     c->state = CODE_GEN_RUNNING;
     const code_func *fn = (const code_func *)cv_obj(c->func);
     uint32_t n = c->nslots;
-    cv *fast = CODE_FRAME_SLOTS(n);
+    cv *fast = CODE_FRAME_SLOTS(vm, n);
     if (!fast)
         return code_raise_nomem(vm);
     memcpy(fast, c->argv, n * sizeof(cv));
@@ -129,7 +133,7 @@ static cv coro_run(code_vm *vm, code_coro *c)
     code_incref(c->func);
     cv r = code_run_body(vm, fn, fast);
     code_decref(vm, c->func);
-    CODE_FRAME_SLOTS_FREE(fast, n);
+    CODE_FRAME_SLOTS_FREE(vm, fast, n);
     c->state = CODE_GEN_DONE;
     return r;
 }
@@ -143,7 +147,7 @@ static void task_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, t->result);
     code_decref(vm, t->exc);
     code_decref(vm, t->handled);
-    free(t->waiters.v);
+    code_heap_free(vm, t->waiters.v, t->waiters.cap * sizeof(code_task *));
 }
 
 static cv task_repr(code_vm *vm, cv self)
@@ -361,8 +365,8 @@ static int wait_any(code_vm *vm, const cv *aws, size_t n)
     uint64_t seq;
     cv exc;
     for (size_t i = 0; i < n; i++)
-        if (!aw_done(aws[i], &seq, &exc))
-            waitq_add(aw_waitq(aws[i]), t);
+        if (!aw_done(aws[i], &seq, &exc) && waitq_add(vm, aw_waitq(aws[i]), t))
+            return -1;
     t->blocked = true;
     code_ctx_switch(&t->ctx, t->caller, false);
     if (ev->killed)
