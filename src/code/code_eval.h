@@ -290,7 +290,6 @@ int code_exec_raise(code_vm *vm, code_frame *f, const code_stmt *s);
 void code_gens_release(code_vm *vm);
 cv code_eval_fstring(code_vm *vm, code_frame *f, const code_expr *e);
 cv code_name_error(code_vm *vm, const char *name);
-int code_check_time(code_vm *vm);
 /* The exception set now: chain the handled one as its context. */
 void code_exc_set_context(code_vm *vm);
 

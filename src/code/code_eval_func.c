@@ -149,6 +149,8 @@ static uint64_t thread_cpu_ns(void)
 int code_check_time(code_vm *vm)
 {
     struct code_eval *ev = vm->ev;
+    if (!ev)
+        return 0;
     ev->tick = 0;
     uint64_t now = thread_cpu_ns();
     if (vm->cpu_ns + (now - ev->cpu_start_ns) > ev->max_time_ns) {
