@@ -219,3 +219,26 @@ void code_ctx_switch(code_ctx *from, code_ctx *to, bool dying)
     }
 #endif
 }
+
+/* A coroutine stack's pages are memory the program makes the process use:
+ * each live stack counts a fixed share against the run's byte limit, so a
+ * program cannot park a million tasks for free. */
+#define STACK_CHARGE ((size_t)32 << 10)
+
+int code_stack_charge(code_vm *vm)
+{
+    code_mem *m = &vm->mem;
+    if (m->max_bytes && m->bytes + STACK_CHARGE > m->max_bytes) {
+        m->failed = true;
+        code_raise_nomem(vm);
+        return -1;
+    }
+    m->bytes += STACK_CHARGE;
+    return 0;
+}
+
+void code_stack_uncharge(code_vm *vm)
+{
+    code_mem *m = &vm->mem;
+    m->bytes -= STACK_CHARGE <= m->bytes ? STACK_CHARGE : m->bytes;
+}

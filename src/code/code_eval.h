@@ -104,6 +104,10 @@ void code_ctx_release(code_ctx *ctx);
 /* Saves the running context into from and runs to. dying: from never runs
  * again (its entry has returned its last value). */
 void code_ctx_switch(code_ctx *from, code_ctx *to, bool dying);
+/* Counts a coroutine stack against the run's memory limit (MemoryError
+ * past it), and gives it back. */
+int code_stack_charge(code_vm *vm);
+void code_stack_uncharge(code_vm *vm);
 /* The lowest address a running coroutine may use (for vm->stack_lo). */
 static inline char *code_ctx_lo(const code_ctx *c)
 {

@@ -207,6 +207,7 @@ static void gen_switch_in(code_vm *vm, code_gen *g)
     if (g->state == CODE_GEN_DONE) {
         gen_unlink(g);
         code_ctx_release(&g->ctx);
+        code_stack_uncharge(vm);
     }
 }
 
@@ -227,8 +228,12 @@ static cv gen_next(code_vm *vm, cv self)
     if (g->state == CODE_GEN_RUNNING)
         return code_raise(vm, &code_exc_ValueError, "generator already executing");
     if (g->state == CODE_GEN_NEW) {
-        if (code_ctx_make(&g->ctx, CODE_STACK_SMALL, gen_entry, g))
+        if (code_stack_charge(vm))
+            return CV_NULL;
+        if (code_ctx_make(&g->ctx, CODE_STACK_SMALL, gen_entry, g)) {
+            code_stack_uncharge(vm);
             return code_raise_nomem(vm);
+        }
         struct code_eval *ev = vm->ev;
         g->next = ev->gens;
         if (ev->gens)

@@ -237,8 +237,12 @@ static int task_step(code_vm *vm, code_task *t)
 {
     struct code_eval *ev = vm->ev;
     if (!t->started) {
-        if (code_ctx_make(&t->ctx, CODE_STACK_BIG, task_entry, t))
+        if (code_stack_charge(vm))
+            return -1;
+        if (code_ctx_make(&t->ctx, CODE_STACK_BIG, task_entry, t)) {
+            code_stack_uncharge(vm);
             return code_raise_i(vm, &code_exc_MemoryError, "no stack for a task");
+        }
         t->started = true;
         t->depth = ev->depth;
         t->next = ev->tasks;
@@ -269,6 +273,7 @@ static int task_step(code_vm *vm, code_task *t)
     if (t->done) {
         task_unlink(vm, t);
         code_ctx_release(&t->ctx);
+        code_stack_uncharge(vm);
     }
     return 0;
 }
