@@ -275,6 +275,11 @@ int code_store_name(code_vm *vm, code_frame *f, uint8_t kind, uint32_t slot, cv 
 int code_tok_to_binop(int tok);
 cv code_binop_fast(code_vm *vm, int op, cv a, cv b);
 int code_dict_merge(code_vm *vm, cv d, cv m);
+/* Displays (code_eval_display.c). */
+cv code_eval_list(code_vm *vm, code_frame *f, const code_expr *e);
+cv code_eval_tuple(code_vm *vm, code_frame *f, const code_expr *e);
+cv code_eval_set(code_vm *vm, code_frame *f, const code_expr *e);
+cv code_eval_dict(code_vm *vm, code_frame *f, const code_expr *e);
 int code_exec_block(code_vm *vm, code_frame *f, const code_block *b);
 int code_assign(code_vm *vm, code_frame *f, const code_expr *target, cv v);
 /* Runs the module body; the last expression statement's value into *result. */
@@ -310,6 +315,19 @@ int code_host_note_call(code_vm *vm, char *function, char *args_json, char *kwar
 cv code_future_take(code_vm *vm, code_future *f);
 
 /* async (code_sched.c) */
+/* asyncio.gather's awaitable: the children (tasks and futures) in order. */
+typedef struct code_gather {
+    code_obj ob;
+    cv children;                 /* tuple of tasks and futures */
+    bool return_exceptions;
+} code_gather;
+/* asyncio.sleep's awaitable. */
+typedef struct code_sleep { code_obj ob; cv result; } code_sleep;
+extern const code_type code_type_gather, code_type_sleep;
+/* A new task running coro, queued to run. */
+cv code_task_new(code_vm *vm, cv coro);
+/* Awaits a future or task: its value (new reference) or its exception. */
+cv code_await_one(code_vm *vm, cv a);
 cv code_await(code_vm *vm, cv aw);
 cv code_coro_new(code_vm *vm, const code_func *fn, cv *fast);
 void code_sched_destroy(code_vm *vm);
