@@ -198,14 +198,17 @@ cv code_exc_type_dynamic(code_vm *vm, const char *name)
     code_obj hdr = d->t.ob;
     d->t = code_exc_Exception;   /* every slot of Exception */
     d->t.ob = hdr;
+    /* immortal for the run: instances point at their type without a
+     * reference, and type(e) hands it out as it does static types; the
+     * heap frees it with the run */
+    d->t.ob.rc = CODE_RC_IMMORTAL;
     memcpy(d->name, name, n + 1);
     d->t.name = d->name;
     d->t.base = &code_exc_Exception;
-    /* the run keeps it: its instances point at it without a reference */
     cv *nv = realloc(ev->dyn, (ev->ndyn + 1) * sizeof(cv));
     if (!nv)
         abort();
     ev->dyn = nv;
-    ev->dyn[ev->ndyn++] = code_incref(cv_of(d));
+    ev->dyn[ev->ndyn++] = cv_of(d);
     return cv_of(d);
 }

@@ -245,6 +245,8 @@ static int task_step(code_vm *vm, code_task *t)
         }
         t->started = true;
         t->depth = ev->depth;
+        /* the list of tasks with a stack holds them until they end */
+        code_incref(cv_of(t));
         t->next = ev->tasks;
         if (ev->tasks)
             ev->tasks->prev = t;
@@ -274,6 +276,7 @@ static int task_step(code_vm *vm, code_task *t)
         task_unlink(vm, t);
         code_ctx_release(&t->ctx);
         code_stack_uncharge(vm);
+        code_decref(vm, cv_of(t));
     }
     return 0;
 }
