@@ -47,7 +47,10 @@ static void *stack_get(size_t size)
             c->size[i] = c->size[c->n - 1];
             c->n--;
 #ifdef CODE_ASAN
-            __asan_unpoison_memory_region((char *)s + GUARD, size);
+            /* a finished coroutine's last frames (its entry, the final
+             * switch) never returned: their redzones sit at the top */
+            size_t k = size < ((size_t)64 << 10) ? size : ((size_t)64 << 10);
+            __asan_unpoison_memory_region((char *)s + GUARD + size - k, k);
 #endif
             return s;
         }
@@ -192,6 +195,16 @@ void code_ctx_release(code_ctx *ctx)
     free(ctx->sp);
 #endif
     ctx->stack = NULL;
+}
+
+void code_ctx_abandon(code_ctx *ctx)
+{
+#ifdef CODE_ASAN
+    /* frames that never returned left their redzones poisoned */
+    if (ctx->stack)
+        __asan_unpoison_memory_region((char *)ctx->stack + GUARD, ctx->size);
+#endif
+    code_ctx_release(ctx);
 }
 
 void code_ctx_switch(code_ctx *from, code_ctx *to, bool dying)

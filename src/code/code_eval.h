@@ -99,8 +99,10 @@ typedef struct code_ctx {
 
 /* Prepares ctx to run entry(arg) on a fresh (cached) stack of size bytes. */
 int code_ctx_make(code_ctx *ctx, size_t size, void (*entry)(void *), void *arg);
-/* Gives the stack back to the cache. */
+/* Gives the stack back to the cache: after its entry ended, or abandoned
+ * with frames still on it. */
 void code_ctx_release(code_ctx *ctx);
+void code_ctx_abandon(code_ctx *ctx);
 /* Saves the running context into from and runs to. dying: from never runs
  * again (its entry has returned its last value). */
 void code_ctx_switch(code_ctx *from, code_ctx *to, bool dying);

@@ -316,7 +316,7 @@ void code_gens_release(code_vm *vm)
     while (ev->gens) {
         code_gen *g = ev->gens;
         gen_unlink(g);
-        code_ctx_release(&g->ctx);
+        code_ctx_abandon(&g->ctx);
         g->state = CODE_GEN_DONE;
     }
 }

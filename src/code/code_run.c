@@ -21,6 +21,7 @@ struct code_run {
     struct code_eval ev;
     code_arena arena;
     code_run_record rec;
+    size_t capcalls, capbatches;   /* of rec.calls and rec.batches */
     bool started, done;
     uint64_t skip_out;
 };
@@ -421,10 +422,13 @@ void code_run_resume(code_run *r, const code_result *res, size_t n, code_step *s
     }
     /* accepted: record the batch, then answer */
     code_run_record *rec = &r->rec;
-    code_rec_batch *nb = realloc(rec->batches, (rec->nbatches + 1) * sizeof(*nb));
-    if (!nb)
-        abort();
-    rec->batches = nb;
+    if (rec->nbatches == r->capbatches) {
+        r->capbatches = r->capbatches ? r->capbatches * 2 : 8;
+        code_rec_batch *nb = realloc(rec->batches, r->capbatches * sizeof(*nb));
+        if (!nb)
+            abort();
+        rec->batches = nb;
+    }
     code_rec_batch *b = &rec->batches[rec->nbatches++];
     b->n = n;
     b->results = calloc(n, sizeof(code_rec_result));
@@ -465,7 +469,7 @@ void code_run_free(code_run *r)
     if (!r)
         return;
     struct code_eval *ev = &r->ev;
-    code_ctx_release(&ev->main);
+    code_ctx_abandon(&ev->main);   /* released already if the run ended */
     if (r->vm.ev) {
         code_gens_release(&r->vm);
         code_sched_destroy(&r->vm);
@@ -529,10 +533,13 @@ int code_host_note_call(code_vm *vm, char *function, char *args_json, char *kwar
         ev->newcalls = nv;
         ev->capnew = nc;
     }
-    code_rec_call *rc = realloc(r->rec.calls, (r->rec.ncalls + 1) * sizeof(*rc));
-    if (!rc)
-        abort();
-    r->rec.calls = rc;
+    if (r->rec.ncalls == r->capcalls) {
+        r->capcalls = r->capcalls ? r->capcalls * 2 : 8;
+        code_rec_call *rc = realloc(r->rec.calls, r->capcalls * sizeof(*rc));
+        if (!rc)
+            abort();
+        r->rec.calls = rc;
+    }
     r->rec.calls[r->rec.ncalls++].function = xstrdup(function);
     uint64_t id = ++ev->next_call_id;
     ev->ncalls++;

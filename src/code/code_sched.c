@@ -467,7 +467,7 @@ void code_sched_destroy(code_vm *vm)
     while (ev->tasks) {
         code_task *t = ev->tasks;
         task_unlink(vm, t);
-        code_ctx_release(&t->ctx);
+        code_ctx_abandon(&t->ctx);
     }
     free(ev->ready);
     ev->ready = NULL;
