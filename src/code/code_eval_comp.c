@@ -359,9 +359,8 @@ cv code_eval_fstring(code_vm *vm, code_frame *f, const code_expr *e)
             } else if (cv_is(v, &code_type_str)) {
                 piece = code_incref(v);
             } else {
-                cv empty = code_str_new(vm, "", 0);
-                piece = empty ? code_format(vm, v, empty) : CV_NULL;
-                code_decref(vm, empty);
+                /* format(v, '') is str(v) for every type the runtime has */
+                piece = code_str_of(vm, v);
             }
             code_decref(vm, v);
         }
