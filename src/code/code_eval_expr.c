@@ -348,6 +348,10 @@ static cv eval_slice(code_vm *vm, code_frame *f, const code_expr *e)
 
 cv code_eval_expr(code_vm *vm, code_frame *f, const code_expr *e)
 {
+    /* an expression up to the parser's height limit inside each of many
+     * Python frames: the stack is checked here too, not only at calls */
+    if (__builtin_expect((char *)__builtin_frame_address(0) < vm->stack_lo, 0))
+        return code_raise(vm, &code_exc_RecursionError, "maximum recursion depth exceeded");
     switch ((code_expr_kind)e->kind) {
     case CODE_E_NAME:
         return load_name(vm, f, e);

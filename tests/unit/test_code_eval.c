@@ -529,6 +529,22 @@ static void test_limits(void **state)
     code_run_opts o3 = {.limits = {.max_depth = 50}};
     run_opts(&h, "def r(n):\n    return r(n + 1)\nr(0)", &o3);
     assert_string_equal(h.err.type, "RecursionError");
+    /* past any depth the C stack runs out first: RecursionError, no crash,
+     * through calls, builtins calling back, and tall expressions */
+    code_run_opts o4 = {.limits = {.max_depth = 10000000, .max_bytes = (size_t)1 << 30}};
+    run_opts(&h, "def r(n):\n    return r(n + 1)\nr(0)", &o4);
+    assert_string_equal(h.err.type, "RecursionError");
+    run_opts(&h, "def r(n):\n    return sorted([1, 2], key=lambda x: r(n + 1))\nr(0)", &o4);
+    assert_string_equal(h.err.type, "RecursionError");
+    char *tall = malloc(8192);
+    assert_non_null(tall);
+    int k = snprintf(tall, 8192, "def f(n):\n    if n == 0:\n        return 0\n    return f(n - 1)");
+    for (int i = 0; i < 900; i++)
+        k += snprintf(tall + k, 8192 - (size_t)k, "+n");
+    snprintf(tall + k, 8192 - (size_t)k, "\nf(100000)");
+    run_opts(&h, tall, &o4);
+    free(tall);
+    assert_string_equal(h.err.type, "RecursionError");
 }
 
 static void test_generators(void **state)
