@@ -2,6 +2,8 @@
  * starred elements ([*a, *b]) and ** merges ({**m, 'k': v}). */
 #include "code/code_eval.h"
 
+#include "code/code_cont.h"
+
 /* Appends the items of a starred element's iterable. */
 static int extend_from(code_vm *vm, cv list, cv it_src)
 {
@@ -96,11 +98,37 @@ cv code_eval_tuple(code_vm *vm, code_frame *f, const code_expr *e)
     return t;
 }
 
+/* What CPython's compiler folds to a constant: literals, and a sign on a
+ * number literal. */
+static bool is_const(const code_expr *x)
+{
+    switch (x->kind) {
+    case CODE_E_INT: case CODE_E_FLOAT: case CODE_E_STR: case CODE_E_BYTES: case CODE_E_NONE:
+    case CODE_E_TRUE: case CODE_E_FALSE: case CODE_E_ELLIPSIS:
+        return true;
+    case CODE_E_UNARY:
+        return x->u.unary.x->kind == CODE_E_INT || x->u.unary.x->kind == CODE_E_FLOAT;
+    default:
+        return false;
+    }
+}
+
 cv code_eval_set(code_vm *vm, code_frame *f, const code_expr *e)
 {
     cv l = code_eval_list(vm, f, e);
     if (!l)
         return CV_NULL;
+    bool consts = e->u.seq.n > 2;
+    for (uint32_t i = 0; i < e->u.seq.n && consts; i++)
+        consts = is_const(e->u.seq.v[i]);
+    if (consts) {
+        /* built as CPython's compiler does, so colliding keys print in its
+         * order */
+        code_list *lp = (code_list *)cv_obj(l);
+        cv s = code_set_from_consts(vm, lp->v, lp->n);
+        code_decref(vm, l);
+        return s;
+    }
     cv s = code_set_new(vm, false);
     if (s) {
         code_list *lp = (code_list *)cv_obj(l);

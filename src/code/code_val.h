@@ -398,6 +398,16 @@ cv code_float_new(code_vm *vm, double d);
 cv code_float_repr(code_vm *vm, double d);
 /* int, float or bool to double (TypeError otherwise). */
 int code_as_double(code_vm *vm, cv v, double *out);
+/* round(x[, ndigits]): ndigits CV_NULL or None for an int result; banker's
+ * rounding, floats rounded correctly in decimal. */
+cv code_num_round(code_vm *vm, cv x, cv ndigits);
+cv code_num_divmod(code_vm *vm, cv a, cv b);         /* a tuple */
+cv code_num_abs(code_vm *vm, cv x);
+/* pow(base, exp, mod): mod CV_NULL or None is base ** exp; else all ints,
+ * a negative exp takes the modular inverse. */
+cv code_num_pow3(code_vm *vm, cv base, cv exp, cv mod);
+/* bin/oct/hex (base 2, 8, 16; 10 is repr): "0x1f", "-0b101". */
+cv code_int_to_str_base(code_vm *vm, cv v, int base);
 
 /* ---- str and bytes (code_str.c, code_bytes.c) -------------------------------- */
 
@@ -414,6 +424,11 @@ bool code_str_eq_cstr(cv s, const char *c);
 cv code_bytes_new(code_vm *vm, const void *s, size_t n);
 /* format(value, spec): the format-spec mini-language (code_format.c). */
 cv code_format(code_vm *vm, cv value, cv spec);
+/* Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF), as
+ * CPython's decoder accepts it. */
+bool code_utf8_valid(const char *s, size_t n);
+/* ascii(v): repr(v) with every non-ASCII character escaped (f-strings' !a). */
+cv code_ascii_of(code_vm *vm, cv v);
 
 /* A growing UTF-8 buffer on the run's heap, for repr, join, format... */
 typedef struct code_sb {
@@ -443,7 +458,8 @@ int code_list_sort(code_vm *vm, cv list, cv key, bool reverse);
 cv code_tuple_new(code_vm *vm, size_t n);                 /* n slots, CV_NULL-filled */
 cv code_tuple_pack(code_vm *vm, size_t n, ...);           /* borrows each */
 cv code_tuple_from(code_vm *vm, cv iterable);
-extern code_obj code_empty_tuple_obj;
+/* A code_tuple (not a bare code_obj) so reading its n is in bounds. */
+extern code_tuple code_empty_tuple_obj;
 #define CODE_EMPTY_TUPLE cv_of(&code_empty_tuple_obj)
 cv code_dict_new(code_vm *vm);
 /* Borrowed value or CV_NULL (no exception) when absent; -1/error on unhashable. */

@@ -24,6 +24,16 @@ struct code_vm {
     unsigned depth, max_depth;
     char *stack_lo;              /* the running coroutine's stack: lowest usable */
     cv builtins_cache;           /* optional: owned by code_builtins.c */
+    /* code_cont.c: a list of the containers whose repr is being built, so a
+     * container holding itself prints [...] or {...}; CV_NULL until needed. */
+    cv repr_active;
+    /* code_cont.c: containers whose release is put off while freeing a
+     * deeply nested one, so that does not recurse on the C stack (CPython's
+     * trashcan); a code_heap block of trash_cap entries, NULL when empty. */
+    cv *trash;
+    size_t ntrash, trash_cap;
+    unsigned trash_depth;
+    bool trash_draining;
     cv modules;                  /* dict name -> module, owned by code_import */
     void *hostdata;              /* code_run.c */
     cv nomem;                    /* a MemoryError made in advance: raising it
