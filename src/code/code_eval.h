@@ -229,6 +229,7 @@ struct code_eval {
     code_prog prog;
     cv *gv;                      /* global slots (owned refs) */
     cv *gcache;                  /* builtins found for unbound globals (immortal) */
+    cv *hcache;                  /* host functions made for unknown callees */
     bool host_any;               /* no functions declared: unknown names are host calls */
     bool top_level_await;
     uint64_t func_serial;
@@ -273,6 +274,9 @@ cv code_eval_expr(code_vm *vm, code_frame *f, const code_expr *e);
 /* The truth of e's value: 1, 0, or -1 with the exception set. */
 int code_eval_truth(code_vm *vm, code_frame *f, const code_expr *e);
 cv code_eval_call(code_vm *vm, code_frame *f, const code_expr *e);
+/* A NAME as a call's callee: as code_eval_expr, except that an unknown
+ * global is a host function when the host declared none. */
+cv code_load_callee(code_vm *vm, code_frame *f, const code_expr *e);
 int code_store_name(code_vm *vm, code_frame *f, uint8_t kind, uint32_t slot, cv v);
 int code_tok_to_binop(int tok);
 cv code_binop_fast(code_vm *vm, int op, cv a, cv b);

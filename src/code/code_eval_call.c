@@ -36,6 +36,14 @@ static cv call_value(code_vm *vm, code_frame *f, cv fn, cv *args, size_t nargs, 
     return code_call(vm, fn, args, nargs, kwnames);
 }
 
+/* An argument's value. A bare name passed to a call (map(get_user, ids))
+ * may be an unknown host function, as a callee may: only other references
+ * to an unknown name are NameErrors. */
+static cv eval_arg(code_vm *vm, code_frame *f, const code_expr *a)
+{
+    return a->kind == CODE_E_NAME ? code_load_callee(vm, f, a) : code_eval_expr(vm, f, a);
+}
+
 /* A call with *args or **kwargs: the positional values into a list, the
  * keywords into a dict, then flattened. */
 static cv call_general(code_vm *vm, code_frame *f, const code_expr *e, cv fn)
@@ -49,7 +57,7 @@ static cv call_general(code_vm *vm, code_frame *f, const code_expr *e, cv fn)
     for (uint32_t i = 0; i < e->u.call.nargs; i++) {
         const code_expr *a = e->u.call.args[i];
         bool star = a->kind == CODE_E_STARRED;
-        cv v = code_eval_expr(vm, f, star ? a->u.unary.x : a);
+        cv v = star ? code_eval_expr(vm, f, a->u.unary.x) : eval_arg(vm, f, a);
         if (!v)
             goto out;
         int rc;
@@ -78,7 +86,7 @@ static cv call_general(code_vm *vm, code_frame *f, const code_expr *e, cv fn)
         goto out;
     for (uint32_t i = 0; i < e->u.call.nkws; i++) {
         const code_kw *k = &e->u.call.kws[i];
-        cv v = code_eval_expr(vm, f, k->value);
+        cv v = k->name ? eval_arg(vm, f, k->value) : code_eval_expr(vm, f, k->value);
         if (!v)
             goto out;
         int rc = 0;
@@ -171,7 +179,8 @@ cv code_eval_call(code_vm *vm, code_frame *f, const code_expr *e)
             if (!fn)
                 return CV_NULL;
         }
-    } else if (!(fn = code_eval_expr(vm, f, fe)))
+    } else if (!(fn = fe->kind == CODE_E_NAME ? code_load_callee(vm, f, fe)
+                                               : code_eval_expr(vm, f, fe)))
         return CV_NULL;
     if (!simple) {
         r = call_general(vm, f, e, fn);
@@ -187,10 +196,10 @@ cv code_eval_call(code_vm *vm, code_frame *f, const code_expr *e)
         goto out;
     }
     for (uint32_t i = 0; i < na; i++, done++)
-        if (!(argv[done] = code_eval_expr(vm, f, e->u.call.args[i])))
+        if (!(argv[done] = eval_arg(vm, f, e->u.call.args[i])))
             goto out;
     for (uint32_t i = 0; i < nk; i++, done++)
-        if (!(argv[done] = code_eval_expr(vm, f, e->u.call.kws[i].value)))
+        if (!(argv[done] = eval_arg(vm, f, e->u.call.kws[i].value)))
             goto out;
     cv kwnames = e->height ? vm->ev->prog.consts[e->height - 1] : CV_NULL;
     int line = vm->line;

@@ -40,8 +40,10 @@ static cv unbound(code_vm *vm, const code_frame *f, const code_expr *e)
                       n);
 }
 
-/* A global slot that is unbound: a builtin, a host function, or NameError. */
-static cv load_global_slow(code_vm *vm, uint32_t i)
+/* A global slot that is unbound: a builtin, or NameError; or, for a call's
+ * callee or a bare-name argument when the host declared no functions, a host
+ * function (other references to an unknown name are NameErrors). */
+static cv load_global_slow(code_vm *vm, uint32_t i, bool callee)
 {
     struct code_eval *ev = vm->ev;
     const char *name = ev->prog.gnames[i];
@@ -50,14 +52,26 @@ static cv load_global_slow(code_vm *vm, uint32_t i)
         ev->gcache[i] = b;
         return b;
     }
-    if (ev->host_any) {
-        cv h = code_hostfn_new(vm, ev->prog.gname_str[i]);
-        if (!h)
+    if (callee && ev->host_any) {
+        if (!ev->hcache[i] && !(ev->hcache[i] = code_hostfn_new(vm, ev->prog.gname_str[i])))
             return CV_NULL;
-        ev->gv[i] = h;   /* bound from now on: the same object each time */
-        return code_incref(h);
+        return code_incref(ev->hcache[i]);
     }
     return code_name_error(vm, name);
+}
+
+cv code_load_callee(code_vm *vm, code_frame *f, const code_expr *e)
+{
+    if (e->op != CODE_NK_GLOBAL)
+        return code_eval_expr(vm, f, e);
+    struct code_eval *ev = vm->ev;
+    cv v = ev->gv[e->height];
+    if (v)
+        return code_incref(v);
+    v = ev->gcache[e->height];
+    if (v)
+        return v;
+    return load_global_slow(vm, e->height, true);
 }
 
 static inline cv load_name(code_vm *vm, code_frame *f, const code_expr *e)
@@ -78,7 +92,7 @@ static inline cv load_name(code_vm *vm, code_frame *f, const code_expr *e)
         v = ev->gcache[e->height];
         if (v)
             return v;
-        return load_global_slow(vm, e->height);
+        return load_global_slow(vm, e->height, false);
     }
     }
 }

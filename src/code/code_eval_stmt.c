@@ -20,11 +20,17 @@ static int setattr_value(code_vm *vm, cv o, const char *name, cv v)
         code_decref(vm, k);
         return rc;
     }
+    /* CPython: a method is read-only, a data attribute (int.real, exc.args)
+     * not writable */
+    if (code_type_method(cv_type(o), name))
+        return code_raise_i(vm, &code_exc_AttributeError, "'%s' object attribute '%s' is read-only",
+                            code_type_name(o), name);
     cv cur = code_getattr(vm, o, name);
     if (cur) {
         code_decref(vm, cur);
-        return code_raise_i(vm, &code_exc_AttributeError, "'%s' object attribute '%s' is read-only",
-                            code_type_name(o), name);
+        return code_raise_i(vm, &code_exc_AttributeError,
+                            "attribute '%s' of '%s' objects is not writable", name,
+                            code_type_name(o));
     }
     code_exc_clear(vm);
     return code_raise_i(vm, &code_exc_AttributeError, "'%s' object has no attribute '%s'",

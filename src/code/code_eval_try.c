@@ -7,9 +7,19 @@
 
 #include <string.h>
 
+/* A MemoryError is the limit reached when the heap is (nearly) full or the
+ * allocation count is used up: then nothing may catch it. One refused
+ * oversized request ("x" * 2**40, 7 ** 10**12) leaves the heap as it was and
+ * is an ordinary exception, as in CPython. */
 bool code_exc_is_fatal(code_vm *vm)
 {
-    return vm->ev->fatal || (vm->mem.failed && code_exc_matches(vm, &code_exc_MemoryError));
+    if (vm->ev->fatal)
+        return true;
+    if (!vm->mem.failed || !code_exc_matches(vm, &code_exc_MemoryError))
+        return false;
+    const code_mem *m = &vm->mem;
+    return (m->max_allocs && m->allocs >= m->max_allocs) ||
+           (m->max_bytes && m->bytes >= m->max_bytes - m->max_bytes / 16);
 }
 
 static code_exc *exc_of(cv e)

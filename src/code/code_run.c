@@ -227,7 +227,8 @@ int code_run_new(const char *src, size_t n, const code_run_opts *opts, code_run 
     uint32_t ng = ev->prog.nglobals ? ev->prog.nglobals : 1;
     ev->gv = calloc(ng, sizeof(cv));
     ev->gcache = calloc(ng, sizeof(cv));
-    if (!ev->gv || !ev->gcache)
+    ev->hcache = calloc(ng, sizeof(cv));
+    if (!ev->gv || !ev->gcache || !ev->hcache)
         abort();
     if (bind_inputs(r, o, err))
         goto fail;
@@ -484,6 +485,7 @@ void code_run_free(code_run *r)
     free(ev->dyn);
     free(ev->gv);
     free(ev->gcache);
+    free(ev->hcache);
     record_free(&r->rec);
     code_arena_free(&r->arena);
     code_vm_destroy(&r->vm);

@@ -221,7 +221,7 @@ static void task_entry(void *arg)
 {
     code_task *t = arg;
     code_vm *vm = t->vm;
-    cv r = coro_run(vm, (code_coro *)cv_obj(t->coro));
+    cv r = code_await(vm, t->coro);   /* a coroutine, or a gather */
     if (r)
         t->result = r;
     else

@@ -74,10 +74,36 @@ code_sym *code_sym_add(sp *p, code_scope *sc, const char *name)
 
 /* ---- constants and globals ------------------------------------------------- */
 
+/* A literal that could not be made: its exception as the compile error. A
+ * decimal literal past the int/str conversion limit is a SyntaxError at
+ * compile time, with CPython's hint. */
+static int const_failed(sp *p, const code_expr *e)
+{
+    code_vm *vm = p->vm;
+    cv exc = code_exc_fetch(vm);
+    if (!exc)
+        return code_error_set(p->err, "MemoryError", e->line, e->col, "out of memory compiling");
+    const code_type *t = cv_type(exc);
+    cv msg = code_exc_str(vm, exc);
+    code_exc_clear(vm);
+    const char *m = msg ? code_str_cstr(msg) : "";
+    if (e->kind == CODE_E_INT && t == &code_exc_ValueError)
+        code_error_set(p->err, "SyntaxError", e->line, e->col,
+                       "%s - Consider hexadecimal for huge integer literals to avoid decimal "
+                       "conversion limits.",
+                       m);
+    else
+        code_error_set(p->err, code_exc_type_by_name(t->name) ? t->name : "MemoryError", e->line,
+                       e->col, "%s", m);
+    code_decref(vm, msg);
+    code_decref(vm, exc);
+    return -1;
+}
+
 static int const_add(sp *p, cv v)
 {
     if (!v)
-        return code_error_set(p->err, "MemoryError", 0, 0, "out of memory compiling"), -1;
+        return -1;
     code_prog *pr = p->prog;
     cv *nv = sp_grow(p, pr->consts, pr->nconsts, &p->capconsts, sizeof(cv));
     if (!nv) {
@@ -421,7 +447,7 @@ static int walk_expr(sp *p, code_expr *e)
             int i = const_add(p, code_int_from_digits(p->vm, e->u.str.text, e->u.str.len, e->base,
                                                       false));
             if (i < 0)
-                return -1;
+                return p->err->type ? -1 : const_failed(p, e);
             e->height = (uint32_t)i;
         }
         return 0;
@@ -429,7 +455,7 @@ static int walk_expr(sp *p, code_expr *e)
         if (p->pass == 2) {
             int i = const_add(p, code_float_new(p->vm, e->u.f));
             if (i < 0)
-                return -1;
+                return p->err->type ? -1 : const_failed(p, e);
             e->height = (uint32_t)i;
         }
         return 0;
@@ -439,7 +465,7 @@ static int walk_expr(sp *p, code_expr *e)
                                          : code_bytes_new(p->vm, e->u.str.text, e->u.str.len);
             int i = const_add(p, v);
             if (i < 0)
-                return -1;
+                return p->err->type ? -1 : const_failed(p, e);
             e->height = (uint32_t)i;
         }
         return 0;
