@@ -271,6 +271,18 @@ struct code_eval {
 /* ---- evaluation (code_eval*.c) ------------------------------------------ */
 
 cv code_eval_expr(code_vm *vm, code_frame *f, const code_expr *e);
+/* code_eval_expr with the commonest leaves (a local, a literal) taken inline
+ * at the call site: a tree walker's cost is mostly its dispatch. */
+static inline cv code_eval_fast(code_vm *vm, code_frame *f, const code_expr *e)
+{
+    if (e->kind == CODE_E_NAME) {
+        if (e->op == CODE_NK_LOCAL && f->fast[e->height])
+            return code_incref(f->fast[e->height]);
+    } else if (e->kind == CODE_E_INT || e->kind == CODE_E_STR || e->kind == CODE_E_FLOAT) {
+        return code_incref(vm->ev->prog.consts[e->height]);
+    }
+    return code_eval_expr(vm, f, e);
+}
 /* The truth of e's value: 1, 0, or -1 with the exception set. */
 int code_eval_truth(code_vm *vm, code_frame *f, const code_expr *e);
 cv code_eval_call(code_vm *vm, code_frame *f, const code_expr *e);

@@ -41,7 +41,9 @@ static cv call_value(code_vm *vm, code_frame *f, cv fn, cv *args, size_t nargs, 
  * to an unknown name are NameErrors. */
 static cv eval_arg(code_vm *vm, code_frame *f, const code_expr *a)
 {
-    return a->kind == CODE_E_NAME ? code_load_callee(vm, f, a) : code_eval_expr(vm, f, a);
+    if (a->kind == CODE_E_NAME && a->op == CODE_NK_GLOBAL)
+        return code_load_callee(vm, f, a);
+    return code_eval_fast(vm, f, a);
 }
 
 /* A call with *args or **kwargs: the positional values into a list, the
@@ -51,6 +53,7 @@ static cv call_general(code_vm *vm, code_frame *f, const code_expr *e, cv fn)
     char fname[200];
     cv pos = code_list_new(vm, e->u.call.nargs), kw = CV_NULL, r = CV_NULL;
     cv *argv = NULL;
+    size_t nargv = 0;
     cv names = CV_NULL;
     if (!pos)
         return CV_NULL;
@@ -131,11 +134,9 @@ static cv call_general(code_vm *vm, code_frame *f, const code_expr *e, cv fn)
     }
     code_list *lp = (code_list *)cv_obj(pos);
     size_t nk = kw ? ((code_dict *)cv_obj(kw))->used : 0;
-    argv = malloc((lp->n + nk + 1) * sizeof(cv));
-    if (!argv) {
-        code_raise_nomem(vm);
+    nargv = lp->n + nk + 1;
+    if (!(argv = code_heap_alloc(vm, nargv * sizeof(cv))))
         goto out;
-    }
     memcpy(argv, lp->v, lp->n * sizeof(cv));
     if (nk) {
         if (!(names = code_tuple_new(vm, nk)))
@@ -149,7 +150,8 @@ static cv call_general(code_vm *vm, code_frame *f, const code_expr *e, cv fn)
     }
     r = call_value(vm, f, fn, argv, lp->n, names);
 out:
-    free(argv);
+    if (argv)
+        code_heap_free(vm, argv, nargv * sizeof(cv));
     code_decref(vm, names);
     code_decref(vm, kw);
     code_decref(vm, pos);
@@ -160,10 +162,7 @@ cv code_eval_call(code_vm *vm, code_frame *f, const code_expr *e)
 {
     const code_expr *fe = e->u.call.fn;
     uint32_t na = e->u.call.nargs, nk = e->u.call.nkws;
-    bool simple = nk == 0 || e->height != 0;
-    for (uint32_t i = 0; i < na && simple; i++)
-        if (e->u.call.args[i]->kind == CODE_E_STARRED)
-            simple = false;
+    bool simple = !e->op;   /* the scope pass marks *args and **kwargs */
     cv self = CV_NULL, fn = CV_NULL, r = CV_NULL;
     bool method = simple && fe->kind == CODE_E_ATTR;
     if (method) {
@@ -187,14 +186,43 @@ cv code_eval_call(code_vm *vm, code_frame *f, const code_expr *e)
         code_decref(vm, fn);
         return r;
     }
+    if (!method && nk == 0 && cv_is(fn, &code_type_func)) {
+        const code_func *fo = (const code_func *)cv_obj(fn);
+        const code_scope *sc = fo->sc;
+        if (na == sc->nparams && na == sc->params->npos && !sc->is_async) {
+            /* the common call: arguments evaluated straight into the
+             * callee's slots */
+            uint32_t ns = sc->nslots;
+            cv *fast = CODE_FRAME_SLOTS(vm, ns);
+            if (!fast) {
+                code_decref(vm, fn);
+                return CV_NULL;
+            }
+            uint32_t i;
+            for (i = 0; i < na; i++)
+                if (!(fast[i] = eval_arg(vm, f, e->u.call.args[i])))
+                    break;
+            if (i == na) {
+                for (uint32_t k = na; k < ns; k++)
+                    fast[k] = CV_NULL;
+                int line = vm->line;
+                r = code_run_body(vm, fo, fast);
+                vm->line = line;
+            } else {
+                while (i--)
+                    code_decref(vm, fast[i]);
+            }
+            CODE_FRAME_SLOTS_FREE(vm, fast, ns);
+            code_decref(vm, fn);
+            return r;
+        }
+    }
     cv buf[8];
     size_t n = na + nk;
-    cv *argv = n <= 8 ? buf : malloc(n * sizeof(cv));
+    cv *argv = n <= 8 ? buf : code_heap_alloc(vm, n * sizeof(cv));
     size_t done = 0;
-    if (!argv) {
-        code_raise_nomem(vm);
-        goto out;
-    }
+    if (!argv)
+        goto out;   /* MemoryError raised */
     for (uint32_t i = 0; i < na; i++, done++)
         if (!(argv[done] = eval_arg(vm, f, e->u.call.args[i])))
             goto out;
@@ -211,8 +239,8 @@ cv code_eval_call(code_vm *vm, code_frame *f, const code_expr *e)
 out:
     for (size_t i = 0; i < done; i++)
         code_decref(vm, argv[i]);
-    if (argv != buf)
-        free(argv);
+    if (argv && argv != buf)
+        code_heap_free(vm, argv, n * sizeof(cv));
     code_decref(vm, self);
     code_decref(vm, fn);
     return r;

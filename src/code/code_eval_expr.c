@@ -205,11 +205,11 @@ static cv compare_one(code_vm *vm, int tok, cv a, cv b)
 
 static cv eval_compare(code_vm *vm, code_frame *f, const code_expr *e)
 {
-    cv a = code_eval_expr(vm, f, e->u.cmp.left);
+    cv a = code_eval_fast(vm, f, e->u.cmp.left);
     if (!a)
         return CV_NULL;
     for (uint32_t i = 0; i < e->u.cmp.n; i++) {
-        cv b = code_eval_expr(vm, f, e->u.cmp.rest[i]);
+        cv b = code_eval_fast(vm, f, e->u.cmp.rest[i]);
         if (!b) {
             code_decref(vm, a);
             return CV_NULL;
@@ -240,10 +240,10 @@ static cv eval_compare(code_vm *vm, code_frame *f, const code_expr *e)
 int code_eval_truth(code_vm *vm, code_frame *f, const code_expr *e)
 {
     if (e->kind == CODE_E_COMPARE && e->u.cmp.n == 1) {
-        cv a = code_eval_expr(vm, f, e->u.cmp.left);
+        cv a = code_eval_fast(vm, f, e->u.cmp.left);
         if (!a)
             return -1;
-        cv b = code_eval_expr(vm, f, e->u.cmp.rest[0]);
+        cv b = code_eval_fast(vm, f, e->u.cmp.rest[0]);
         if (!b) {
             code_decref(vm, a);
             return -1;
@@ -318,10 +318,10 @@ static cv eval_unary(code_vm *vm, code_frame *f, const code_expr *e)
 
 static cv eval_subscript(code_vm *vm, code_frame *f, const code_expr *e)
 {
-    cv o = code_eval_expr(vm, f, e->u.bin.l);
+    cv o = code_eval_fast(vm, f, e->u.bin.l);
     if (!o)
         return CV_NULL;
-    cv k = code_eval_expr(vm, f, e->u.bin.r);
+    cv k = code_eval_fast(vm, f, e->u.bin.r);
     if (!k) {
         code_decref(vm, o);
         return CV_NULL;
@@ -372,10 +372,10 @@ cv code_eval_expr(code_vm *vm, code_frame *f, const code_expr *e)
     case CODE_E_INT: case CODE_E_FLOAT: case CODE_E_STR: case CODE_E_BYTES:
         return code_incref(vm->ev->prog.consts[e->height]);
     case CODE_E_BINOP: {
-        cv a = code_eval_expr(vm, f, e->u.bin.l);
+        cv a = code_eval_fast(vm, f, e->u.bin.l);
         if (!a)
             return CV_NULL;
-        cv b = code_eval_expr(vm, f, e->u.bin.r);
+        cv b = code_eval_fast(vm, f, e->u.bin.r);
         if (!b) {
             code_decref(vm, a);
             return CV_NULL;

@@ -202,7 +202,7 @@ static int exec_augassign(code_vm *vm, code_frame *f, const code_stmt *s)
             !(key = code_eval_expr(vm, f, t->u.bin.r)) || !(cur = code_getitem(vm, obj, key)))
             goto out;
     }
-    cv v = code_eval_expr(vm, f, s->u.aug.value);
+    cv v = code_eval_fast(vm, f, s->u.aug.value);
     if (!v)
         goto out;
     if (cv_is_small(cur) && cv_is_small(v))
@@ -412,7 +412,7 @@ static int exec_stmt(code_vm *vm, code_frame *f, const code_stmt *s)
         return CODE_X_OK;
     }
     case CODE_S_ASSIGN: {
-        cv v = code_eval_expr(vm, f, s->u.assign.value);
+        cv v = code_eval_fast(vm, f, s->u.assign.value);
         if (!v)
             return CODE_X_ERR;
         for (uint32_t i = 0; i < s->u.assign.n; i++)
@@ -464,7 +464,7 @@ static int exec_stmt(code_vm *vm, code_frame *f, const code_stmt *s)
         return CODE_X_OK;
     }
     case CODE_S_RETURN: {
-        cv v = s->u.expr.value ? code_eval_expr(vm, f, s->u.expr.value) : CODE_NONE;
+        cv v = s->u.expr.value ? code_eval_fast(vm, f, s->u.expr.value) : CODE_NONE;
         if (!v)
             return CODE_X_ERR;
         f->retval = v;

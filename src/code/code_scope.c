@@ -525,6 +525,11 @@ static int walk_expr(sp *p, code_expr *e)
                 dstar = true;
         }
         if (p->pass == 2) {
+            /* op: 1 when the call has *args or **kwargs (the general path) */
+            e->op = dstar;
+            for (uint32_t i = 0; i < e->u.call.nargs; i++)
+                if (e->u.call.args[i]->kind == CODE_E_STARRED)
+                    e->op = 1;
             e->height = 0;
             if (e->u.call.nkws && !dstar) {
                 cv t = code_tuple_new(p->vm, e->u.call.nkws);
