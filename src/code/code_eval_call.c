@@ -158,7 +158,9 @@ out:
     return r;
 }
 
-cv code_eval_call(code_vm *vm, code_frame *f, const code_expr *e)
+static cv call_direct(code_vm *vm, code_frame *f, const code_expr *e, cv fn);
+
+static cv call_expr(code_vm *vm, code_frame *f, const code_expr *e)
 {
     const code_expr *fe = e->u.call.fn;
     uint32_t na = e->u.call.nargs, nk = e->u.call.nkws;
@@ -178,44 +180,22 @@ cv code_eval_call(code_vm *vm, code_frame *f, const code_expr *e)
             if (!fn)
                 return CV_NULL;
         }
+    } else if (fe->kind == CODE_E_NAME && fe->op == CODE_NK_GLOBAL &&
+               (fn = vm->ev->gv[fe->height])) {
+        code_incref(fn);   /* a global function: the common callee */
     } else if (!(fn = fe->kind == CODE_E_NAME ? code_load_callee(vm, f, fe)
-                                               : code_eval_expr(vm, f, fe)))
+                                               : code_eval_expr(vm, f, fe))) {
         return CV_NULL;
+    }
     if (!simple) {
         r = call_general(vm, f, e, fn);
         code_decref(vm, fn);
         return r;
     }
     if (!method && nk == 0 && cv_is(fn, &code_type_func)) {
-        const code_func *fo = (const code_func *)cv_obj(fn);
-        const code_scope *sc = fo->sc;
-        if (na == sc->nparams && na == sc->params->npos && !sc->is_async) {
-            /* the common call: arguments evaluated straight into the
-             * callee's slots */
-            uint32_t ns = sc->nslots;
-            cv *fast = CODE_FRAME_SLOTS(vm, ns);
-            if (!fast) {
-                code_decref(vm, fn);
-                return CV_NULL;
-            }
-            uint32_t i;
-            for (i = 0; i < na; i++)
-                if (!(fast[i] = eval_arg(vm, f, e->u.call.args[i])))
-                    break;
-            if (i == na) {
-                for (uint32_t k = na; k < ns; k++)
-                    fast[k] = CV_NULL;
-                int line = vm->line;
-                r = code_run_body(vm, fo, fast);
-                vm->line = line;
-            } else {
-                while (i--)
-                    code_decref(vm, fast[i]);
-            }
-            CODE_FRAME_SLOTS_FREE(vm, fast, ns);
-            code_decref(vm, fn);
+        r = call_direct(vm, f, e, fn);
+        if (r != CODE_NOTIMPL)
             return r;
-        }
     }
     cv buf[8];
     size_t n = na + nk;
@@ -244,6 +224,58 @@ out:
     code_decref(vm, self);
     code_decref(vm, fn);
     return r;
+}
+
+/* The common call: a Python function with plain positional parameters,
+ * called with as many plain positional arguments. They are evaluated
+ * straight into the callee's slots. Consumes fn; CODE_NOTIMPL (fn kept) when
+ * the call is not of that shape. */
+static inline __attribute__((always_inline)) cv call_direct(code_vm *vm, code_frame *f,
+                                                            const code_expr *e, cv fn)
+{
+    const code_func *fo = (const code_func *)cv_obj(fn);
+    const code_scope *sc = fo->sc;
+    uint32_t na = e->u.call.nargs;
+    if (na != sc->nparams || na != sc->params->npos || sc->is_async)
+        return CODE_NOTIMPL;
+    uint32_t ns = sc->nslots;
+    cv *fast = CODE_FRAME_SLOTS(vm, ns);
+    cv r = CV_NULL;
+    if (!fast) {
+        code_decref(vm, fn);
+        return CV_NULL;
+    }
+    uint32_t i;
+    for (i = 0; i < na; i++)
+        if (!(fast[i] = eval_arg(vm, f, e->u.call.args[i])))
+            break;
+    if (i == na) {
+        for (uint32_t k = na; k < ns; k++)
+            fast[k] = CV_NULL;
+        r = code_run_body(vm, fo, fast);   /* it restores vm->line */
+    } else {
+        while (i--)
+            code_decref(vm, fast[i]);
+    }
+    CODE_FRAME_SLOTS_FREE(vm, fast, ns);
+    code_decref(vm, fn);
+    return r;
+}
+
+cv code_eval_call(code_vm *vm, code_frame *f, const code_expr *e)
+{
+    const code_expr *fe = e->u.call.fn;
+    /* a global function called with plain positional arguments: first */
+    if (fe->kind == CODE_E_NAME && fe->op == CODE_NK_GLOBAL && !e->op && !e->u.call.nkws) {
+        cv g = vm->ev->gv[fe->height];
+        if (g && cv_is(g, &code_type_func)) {
+            cv r = call_direct(vm, f, e, code_incref(g));
+            if (r != CODE_NOTIMPL)
+                return r;
+            code_decref(vm, g);
+        }
+    }
+    return call_expr(vm, f, e);
 }
 
 /* ---- binding arguments to parameters ---------------------------------------- */

@@ -248,6 +248,18 @@ int code_eval_truth(code_vm *vm, code_frame *f, const code_expr *e)
             code_decref(vm, a);
             return -1;
         }
+        if (cv_is_small(a) && cv_is_small(b)) {
+            intptr_t x = (intptr_t)a, y = (intptr_t)b;   /* the tag keeps the order */
+            switch (e->u.cmp.ops[0]) {
+            case CODE_T_LT: return x < y;
+            case CODE_T_LE: return x <= y;
+            case CODE_T_EQ: return x == y;
+            case CODE_T_NE: return x != y;
+            case CODE_T_GT: return x > y;
+            case CODE_T_GE: return x >= y;
+            default: break;
+            }
+        }
         cv r = compare_one(vm, e->u.cmp.ops[0], a, b);
         code_decref(vm, a);
         code_decref(vm, b);
@@ -360,12 +372,10 @@ static cv eval_slice(code_vm *vm, code_frame *f, const code_expr *e)
     return s;
 }
 
-cv code_eval_expr(code_vm *vm, code_frame *f, const code_expr *e)
+/* The expression kinds that are not hot, out of line so the hot path's
+ * frame stays small. */
+__attribute__((noinline)) static cv eval_rest(code_vm *vm, code_frame *f, const code_expr *e)
 {
-    /* an expression up to the parser's height limit inside each of many
-     * Python frames: the stack is checked here too, not only at calls */
-    if (__builtin_expect((char *)__builtin_frame_address(0) < vm->stack_lo, 0))
-        return code_raise(vm, &code_exc_RecursionError, "maximum recursion depth exceeded");
     switch ((code_expr_kind)e->kind) {
     case CODE_E_NAME:
         return load_name(vm, f, e);
@@ -456,4 +466,36 @@ cv code_eval_expr(code_vm *vm, code_frame *f, const code_expr *e)
         return eval_slice(vm, f, e);
     }
     return code_raise(vm, &code_exc_RuntimeError, "bad expression node");
+}
+
+cv code_eval_expr(code_vm *vm, code_frame *f, const code_expr *e)
+{
+    /* an expression up to the parser's height limit inside each of many
+     * Python frames: the stack is checked here too, not only at calls */
+    if (__builtin_expect((char *)__builtin_frame_address(0) < vm->stack_lo, 0))
+        return code_raise(vm, &code_exc_RecursionError, "maximum recursion depth exceeded");
+    switch ((code_expr_kind)e->kind) {
+    case CODE_E_NAME:
+        return load_name(vm, f, e);
+    case CODE_E_INT: case CODE_E_FLOAT: case CODE_E_STR: case CODE_E_BYTES:
+        return code_incref(vm->ev->prog.consts[e->height]);
+    case CODE_E_BINOP: {
+        cv a = code_eval_fast(vm, f, e->u.bin.l);
+        if (!a)
+            return CV_NULL;
+        cv b = code_eval_fast(vm, f, e->u.bin.r);
+        if (!b) {
+            code_decref(vm, a);
+            return CV_NULL;
+        }
+        cv r = binop_fast(vm, tok_binop[e->op - CODE_T_PLUS], a, b);
+        code_decref(vm, a);
+        code_decref(vm, b);
+        return r;
+    }
+    case CODE_E_CALL:
+        return code_eval_call(vm, f, e);
+    default:
+        return eval_rest(vm, f, e);
+    }
 }

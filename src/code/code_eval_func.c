@@ -161,7 +161,7 @@ int code_check_time(code_vm *vm)
     return 0;
 }
 
-static void release_slots(code_vm *vm, cv *fast, uint32_t n)
+static inline void release_slots(code_vm *vm, cv *fast, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
         code_decref(vm, fast[i]);

@@ -400,9 +400,19 @@ static int exec_import(code_vm *vm, code_frame *f, const code_stmt *s)
 
 /* ---- statements --------------------------------------------------------------- */
 
-static int exec_stmt(code_vm *vm, code_frame *f, const code_stmt *s)
+static int assign_all(code_vm *vm, code_frame *f, const code_stmt *s, cv v)
 {
-    vm->line = s->line;
+    for (uint32_t i = 0; i < s->u.assign.n; i++)
+        if (code_assign(vm, f, s->u.assign.targets[i], v))
+            return -1;
+    return 0;
+}
+
+/* The statements that are not hot, out of line so the hot path's frame
+ * stays small. */
+__attribute__((noinline)) static int exec_stmt_rest(code_vm *vm, code_frame *f,
+                                                   const code_stmt *s)
+{
     switch ((code_stmt_kind)s->kind) {
     case CODE_S_EXPR: {
         cv v = code_eval_expr(vm, f, s->u.expr.value);
@@ -499,6 +509,50 @@ static int exec_stmt(code_vm *vm, code_frame *f, const code_stmt *s)
         return exec_import(vm, f, s) ? CODE_X_ERR : CODE_X_OK;
     }
     return CODE_X_OK;
+}
+
+static inline __attribute__((always_inline)) int exec_stmt(code_vm *vm, code_frame *f,
+                                                         const code_stmt *s)
+{
+    vm->line = s->line;
+    switch ((code_stmt_kind)s->kind) {
+    case CODE_S_EXPR: {
+        cv v = code_eval_expr(vm, f, s->u.expr.value);
+        if (!v)
+            return CODE_X_ERR;
+        code_decref(vm, v);
+        return CODE_X_OK;
+    }
+    case CODE_S_ASSIGN: {
+        cv v = code_eval_fast(vm, f, s->u.assign.value);
+        if (!v)
+            return CODE_X_ERR;
+        const code_expr *t = s->u.assign.targets[0];
+        int rc = s->u.assign.n == 1 && t->kind == CODE_E_NAME
+                     ? code_store_name(vm, f, t->op, t->height, v)
+                     : assign_all(vm, f, s, v);
+        code_decref(vm, v);
+        return rc ? CODE_X_ERR : CODE_X_OK;
+    }
+    case CODE_S_IF:
+        for (uint32_t i = 0; i < s->u.if_.n; i++) {
+            int t = code_eval_truth(vm, f, s->u.if_.tests[i]);
+            if (t < 0)
+                return CODE_X_ERR;
+            if (t)
+                return code_exec_block(vm, f, &s->u.if_.bodies[i]);
+        }
+        return code_exec_block(vm, f, &s->u.if_.orelse);
+    case CODE_S_RETURN: {
+        cv v = s->u.expr.value ? code_eval_fast(vm, f, s->u.expr.value) : CODE_NONE;
+        if (!v)
+            return CODE_X_ERR;
+        f->retval = v;
+        return CODE_X_RETURN;
+    }
+    default:
+        return exec_stmt_rest(vm, f, s);
+    }
 }
 
 int code_exec_block(code_vm *vm, code_frame *f, const code_block *b)
