@@ -259,6 +259,9 @@ static void take_output(code_run *r, code_step *st)
     code_sb *o = &r->vm.out;
     const char *p = o->p ? o->p : "";
     size_t len = o->len;
+    /* the record counts everything printed, skipped or not: a run loaded
+     * from a dump and dumped again skips the same bytes */
+    r->rec.out_len += len;
     if (r->skip_out) {
         size_t k = len < r->skip_out ? len : (size_t)r->skip_out;
         p += k;
@@ -271,7 +274,6 @@ static void take_output(code_run *r, code_step *st)
     memcpy(st->out, p, len);
     st->out[len] = 0;
     st->out_len = len;
-    r->rec.out_len += len;
     o->len = 0;
 }
 
