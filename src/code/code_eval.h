@@ -51,6 +51,7 @@ typedef struct code_scope {
     /* scope pass bookkeeping */
     struct code_sym *syms;
     uint32_t nsyms, capsyms;
+    uint32_t *symidx, symcap;    /* hash index of syms once there are many */
     bool has_walrus_target;
 } code_scope;
 
@@ -64,6 +65,7 @@ typedef struct code_prog {
     const char **gnames;         /* the module's global names */
     cv *gname_str;               /* the same as interned str */
     uint32_t nglobals;
+    uint32_t *gidx, gcap;        /* hash index of gnames */
 } code_prog;
 
 /* The scope pass: resolves every name, makes the constants. -1 with err

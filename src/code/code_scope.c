@@ -47,12 +47,62 @@ static void *sp_grow(sp *p, void *v, uint32_t n, uint32_t *cap, size_t elem)
     return nv;
 }
 
+/* ---- name indexes: a generated program may hold many thousands of names,
+ * so symbols and globals are found by hash, not by scanning --------------- */
+
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h;
+}
+
+static void idx_put(uint32_t *idx, uint32_t cap, const char *name, uint32_t entry)
+{
+    uint32_t h = name_hash(name) & (cap - 1);
+    while (idx[h])
+        h = (h + 1) & (cap - 1);
+    idx[h] = entry + 1;   /* 0 marks an empty slot */
+}
+
+static int64_t sym_lookup(const code_scope *sc, const char *name)
+{
+    if (sc->symcap == 0) {
+        for (uint32_t i = 0; i < sc->nsyms; i++)
+            if (strcmp(sc->syms[i].name, name) == 0)
+                return i;
+        return -1;
+    }
+    for (uint32_t h = name_hash(name) & (sc->symcap - 1);; h = (h + 1) & (sc->symcap - 1)) {
+        uint32_t e = sc->symidx[h];
+        if (!e)
+            return -1;
+        if (strcmp(sc->syms[e - 1].name, name) == 0)
+            return e - 1;
+    }
+}
+
 code_sym *code_sym_find(const code_scope *sc, const char *name)
 {
+    int64_t i = sym_lookup(sc, name);
+    return i < 0 ? NULL : &sc->syms[i];
+}
+
+/* Past a few names a scope gets its index, rebuilt when half full. */
+static int sym_index(sp *p, code_scope *sc)
+{
+    if (sc->nsyms < 16 || sc->nsyms * 2 < sc->symcap)
+        return 0;
+    uint32_t cap = sc->symcap ? sc->symcap * 2 : 64;
+    uint32_t *idx = code_arena_alloc(p->a, cap * sizeof(uint32_t));
+    if (!idx)
+        return code_sp_nomem(p);
     for (uint32_t i = 0; i < sc->nsyms; i++)
-        if (strcmp(sc->syms[i].name, name) == 0)
-            return &sc->syms[i];
-    return NULL;
+        idx_put(idx, cap, sc->syms[i].name, i);
+    sc->symidx = idx;
+    sc->symcap = cap;
+    return 0;
 }
 
 code_sym *code_sym_add(sp *p, code_scope *sc, const char *name)
@@ -64,12 +114,16 @@ code_sym *code_sym_add(sp *p, code_scope *sc, const char *name)
     if (!nv)
         return code_sp_nomem(p), NULL;
     sc->syms = nv;
+    if (sc->symcap && (sc->nsyms + 1) * 2 < sc->symcap)
+        idx_put(sc->symidx, sc->symcap, name, sc->nsyms);
     s = &sc->syms[sc->nsyms++];
     memset(s, 0, sizeof(*s));
     s->name = name;
     s->slot = -1;
     s->param = -1;
-    return s;
+    if (sc->nsyms >= 16 && sc->nsyms * 2 >= sc->symcap && sym_index(p, sc))
+        return NULL;
+    return &sc->syms[sc->nsyms - 1];
 }
 
 /* ---- constants and globals ------------------------------------------------- */
@@ -115,12 +169,22 @@ static int const_add(sp *p, cv v)
     return (int)pr->nconsts++;
 }
 
+static int64_t global_lookup(const code_prog *prog, const char *name)
+{
+    if (!prog->gcap)
+        return -1;
+    for (uint32_t h = name_hash(name) & (prog->gcap - 1);; h = (h + 1) & (prog->gcap - 1)) {
+        uint32_t e = prog->gidx[h];
+        if (!e)
+            return -1;
+        if (strcmp(prog->gnames[e - 1], name) == 0)
+            return e - 1;
+    }
+}
+
 int code_prog_global(const code_prog *prog, const char *name)
 {
-    for (uint32_t i = 0; i < prog->nglobals; i++)
-        if (strcmp(prog->gnames[i], name) == 0)
-            return (int)i;
-    return -1;
+    return (int)global_lookup(prog, name);
 }
 
 static int global_index(sp *p, const char *name)
@@ -148,6 +212,18 @@ static int global_index(sp *p, const char *name)
         return code_sp_nomem(p);
     pr->gnames[pr->nglobals] = name;
     pr->gname_str[pr->nglobals] = s;
+    if ((pr->nglobals + 1) * 2 > pr->gcap) {
+        uint32_t cap = pr->gcap ? pr->gcap * 2 : 64;
+        uint32_t *idx = code_arena_alloc(p->a, cap * sizeof(uint32_t));
+        if (!idx)
+            return code_sp_nomem(p);
+        for (uint32_t k = 0; k <= pr->nglobals; k++)
+            idx_put(idx, cap, pr->gnames[k], k);
+        pr->gidx = idx;
+        pr->gcap = cap;
+    } else {
+        idx_put(pr->gidx, pr->gcap, name, pr->nglobals);
+    }
     return (int)pr->nglobals++;
 }
 
