@@ -215,8 +215,7 @@ extern const code_type code_type_func, code_type_hostfn, code_type_gen, code_typ
 typedef struct code_frame {
     cv *fast;
     const code_scope *sc;
-    cv retval;
-    struct code_frame *back;
+    cv retval;                   /* set by a return statement */
 } code_frame;
 
 /* Loop iterations and calls between two reads of the CPU clock. */
@@ -241,14 +240,12 @@ struct code_eval {
     uint64_t max_time_ns;
     cv handled;                  /* the exception being handled (owned) or CV_NULL */
     bool fatal;                  /* a limit was reached: no handler may catch it */
-    code_frame *frame;           /* innermost frame of the running coroutine */
     /* coroutines */
     code_ctx host;               /* the context that called start/resume */
     code_ctx main;               /* the module's coroutine */
     code_ctx *cur;               /* the running coroutine */
     /* host calls */
     code_ctx *waiting;           /* the coroutine that waits on the host */
-    bool killed;                 /* the run is being freed while paused */
     cv *dyn;                     /* exception types named by the host (malloc) */
     size_t ndyn;
     uint64_t next_call_id;
@@ -356,7 +353,5 @@ void code_sched_wake(code_vm *vm, code_future *f);
 /* A limit's exception, or a MemoryError once the memory limit was hit: no
  * handler catches it. */
 bool code_exc_is_fatal(code_vm *vm);
-
-static inline struct code_eval *code_ev(code_vm *vm) { return vm->ev; }
 
 #endif

@@ -173,8 +173,6 @@ int code_host_wait(code_vm *vm)
     code_ctx_switch(self, &ev->host, false);
     ev->cur = self;
     vm->stack_lo = lo;
-    if (ev->killed)
-        return code_raise_i(vm, &code_exc_RuntimeError, "the run was abandoned");
     return 0;
 }
 

@@ -370,8 +370,6 @@ static int wait_any(code_vm *vm, const cv *aws, size_t n)
             return -1;
     t->blocked = true;
     code_ctx_switch(&t->ctx, t->caller, false);
-    if (ev->killed)
-        return code_raise_i(vm, &code_exc_RuntimeError, "the run was abandoned");
     return 0;
 }
 
