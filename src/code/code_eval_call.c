@@ -211,6 +211,7 @@ static cv call_expr(code_vm *vm, code_frame *f, const code_expr *e)
             goto out;
     cv kwnames = e->height ? vm->ev->prog.consts[e->height - 1] : CV_NULL;
     int line = vm->line;
+    vm->line = e->line;   /* an error of the call itself names its line */
     if (method)
         r = code_call_method(vm, self, fe->u.attr.name, argv, na, kwnames);
     else

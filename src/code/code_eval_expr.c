@@ -350,6 +350,7 @@ static cv eval_subscript(code_vm *vm, code_frame *f, const code_expr *e)
             return r;
         }
     }
+    vm->line = e->line;
     r = code_getitem(vm, o, k);
     code_decref(vm, o);
     code_decref(vm, k);
@@ -456,6 +457,7 @@ __attribute__((noinline)) static cv eval_rest(code_vm *vm, code_frame *f, const 
         cv o = code_eval_expr(vm, f, e->u.attr.obj);
         if (!o)
             return CV_NULL;
+        vm->line = e->line;
         cv r = code_getattr(vm, o, e->u.attr.name);
         code_decref(vm, o);
         return r;
@@ -488,6 +490,8 @@ cv code_eval_expr(code_vm *vm, code_frame *f, const code_expr *e)
             code_decref(vm, a);
             return CV_NULL;
         }
+        if (!(cv_is_small(a) && cv_is_small(b)))
+            vm->line = e->line;   /* an error names the operator's line */
         cv r = binop_fast(vm, tok_binop[e->op - CODE_T_PLUS], a, b);
         code_decref(vm, a);
         code_decref(vm, b);
