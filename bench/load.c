@@ -818,7 +818,23 @@ static int count_dir(const char *path)
 }
 
 
-/* Processes whose parent is pid: the sandboxes' agents. */
+/* `cella code-worker`: a child of the daemon that is not an agent. */
+static bool is_code_worker(const char *pid)
+{
+    char path[300], cmd[64];
+    snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t got = fread(cmd, 1, sizeof(cmd) - 1, f);
+    fclose(f);
+    cmd[got] = '\0';
+    size_t first = strlen(cmd);
+    return first + 1 < got && !strcmp(cmd + first + 1, "code-worker");
+}
+
+/* Processes whose parent is pid: the sandboxes' agents (code mode's
+ * workers, also its children, are not counted). */
 static int children_of(pid_t pid)
 {
     DIR *d = opendir("/proc");
@@ -839,7 +855,8 @@ static int children_of(pid_t pid)
         buf[got] = '\0';
         char *p = strrchr(buf, ')');
         int ppid;
-        if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == pid)
+        if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == pid &&
+            !is_code_worker(e->d_name))
             n++;
     }
     closedir(d);

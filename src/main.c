@@ -9,6 +9,7 @@
 #include "cli/mcp.h"
 #include "cli/serve.h"
 #include "cli/transfer.h"
+#include "core/code_worker.h"
 
 static const char usage[] =
     "Usage: cella COMMAND [ARGS...]\n"
@@ -38,6 +39,9 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
+    /* Hidden: a code-mode worker, started by the daemon's pool. */
+    if (!strcmp(cmd, "code-worker"))
+        return code_worker_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "box"))
         return cli_box_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

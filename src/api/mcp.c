@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/code.h"
 #include "api/fs.h"
 #include "api/jsonin.h"
 #include "api/native.h"
@@ -368,6 +369,35 @@ static const struct {
      "\"include_hidden\":{\"type\":\"boolean\",\"default\":false}},"
      "\"required\":[\"sandbox_id\",\"pattern\"],\"additionalProperties\":false}",
      t_glob},
+    {"code_run", "Run restricted Python",
+     "Run restricted Python in cella's code-mode interpreter (no files, no network, no "
+     "processes; imports: json, math, re, datetime, asyncio). The last expression is the "
+     "result. A call to a name listed in functions pauses the run: the answer is "
+     "{status: \"call\", run_id, calls: [{call_id, function, args, kwargs}]}; answer them "
+     "with code_resume. Otherwise {status: \"complete\", result, stdout} or {status: "
+     "\"error\", error: {type, message, line}}.",
+     "{\"type\":\"object\",\"properties\":{"
+     "\"code\":{\"type\":\"string\"},"
+     "\"inputs\":{\"type\":\"object\",\"description\":\"globals bound before the run\"},"
+     "\"functions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+     "\"description\":\"names whose calls pause the run for you to answer\"},"
+     "\"limits\":{\"type\":\"object\",\"description\":\"max_time_ms, max_memory_bytes, "
+     "max_allocations, max_recursion_depth, max_host_calls, max_nesting\"},"
+     "\"top_level_await\":{\"type\":\"boolean\",\"default\":false}},"
+     "\"required\":[\"code\"],\"additionalProperties\":false}",
+     api_code_run_json},
+    {"code_resume", "Answer a paused Python run",
+     "Answer the calls of a run code_run paused, each with a value or an error, and run on; "
+     "answers as code_run.",
+     "{\"type\":\"object\",\"properties\":{"
+     "\"run_id\":{\"type\":\"string\"},"
+     "\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+     "\"call_id\":{\"type\":\"integer\"},\"value\":{},"
+     "\"error\":{\"type\":\"object\",\"properties\":{\"type\":{\"type\":\"string\"},"
+     "\"message\":{\"type\":\"string\"}},\"required\":[\"type\"]}},"
+     "\"required\":[\"call_id\"]}}},"
+     "\"required\":[\"run_id\",\"results\"],\"additionalProperties\":false}",
+     api_code_resume_json},
     {"stop_sandbox", "Stop a sandbox",
      "Stop a sandbox: its processes are killed and its files removed.",
      "{\"type\":\"object\",\"properties\":{" SID "},"

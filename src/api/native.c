@@ -8,6 +8,7 @@
 #include "api/jsonin.h"
 #include "api/run_typed.h"
 #include "box/mux.h"
+#include "core/code_pool.h"
 #include "util/alloc.h"
 #include "util/text.h"
 
@@ -179,6 +180,24 @@ static void h_metrics(http_ctx *c)
     value(&b, "cella_reaps_total %llu\n", (unsigned long long)m.reaped);
     metric(&b, "cella_stops_total", "counter", "Sandboxes stopped on request.");
     value(&b, "cella_stops_total %llu\n", (unsigned long long)m.stops);
+    if (core_code_pool(c->core)) {
+        code_pool_stats cs;
+        code_pool_get_stats(core_code_pool(c->core), &cs);
+        metric(&b, "cella_code_workers", "gauge", "Code mode's worker processes by state.");
+        value(&b, "cella_code_workers{state=\"busy\"} %u\n", cs.workers_busy);
+        value(&b, "cella_code_workers{state=\"alive\"} %u\n", cs.workers_alive);
+        metric(&b, "cella_code_runs_paused", "gauge", "Paused code runs by where they are kept.");
+        value(&b, "cella_code_runs_paused{where=\"worker\"} %u\n", cs.runs_resident);
+        value(&b, "cella_code_runs_paused{where=\"daemon\"} %u\n", cs.runs_dumped);
+        metric(&b, "cella_code_dumped_bytes", "gauge", "Bytes of paused runs held by the daemon.");
+        value(&b, "cella_code_dumped_bytes %llu\n", (unsigned long long)cs.dumped_bytes);
+        metric(&b, "cella_code_waiting", "gauge", "Code requests waiting for a worker.");
+        value(&b, "cella_code_waiting %u\n", cs.waiting);
+        metric(&b, "cella_code_workers_replaced_total", "counter",
+               "Code workers killed (deadline) or crashed, and replaced.");
+        value(&b, "cella_code_workers_replaced_total %llu\n",
+              (unsigned long long)cs.workers_replaced);
+    }
     if (server)
         http_metrics_text(server, &b);
     size_t n = cbuf_avail(&b);

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "api/code.h"
 #include "api/flujo.h"
 #include "api/fs.h"
 #include "api/gateway.h"
@@ -242,7 +243,8 @@ int cli_serve_main(int argc, char **argv)
     http_route routes[HTTP_MAX_ROUTES_TOTAL + 1];
     size_t nr = 0;
     const http_route *tables[] = {api_native_routes, api_fs_routes, api_iii_routes,
-                                  api_flujo_routes, api_gateway_routes, api_mcp_routes};
+                                  api_flujo_routes, api_gateway_routes, api_mcp_routes,
+                                  api_code_routes};
     for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
         for (const http_route *r = tables[t]; r->method; r++) {
             /* A route dropped in silence would answer 404 for no clear reason. */

@@ -1,6 +1,7 @@
 /* What the container types share: the repr cycle guard, unbound-method
  * checks, index resolution, lexicographic comparison, and the entry points
  * the core calls for in-place operators and reversed(). */
+#include <stdio.h>
 #include <string.h>
 
 #include "code/code_cont.h"
@@ -272,4 +273,51 @@ void code_cont_release(code_vm *vm, cv v)
             return;
     }
     code_decref(vm, v);
+}
+
+/* ---- the dunder methods code sometimes calls by name ---------------------------
+ * sorted(d, key=d.__getitem__), x.__len__(): the slots under their Python
+ * names, shared by the container types' method tables. */
+
+static int dunder_args(code_vm *vm, const char *meth, cv *args, size_t nargs, cv kwnames,
+                       size_t want)
+{
+    char name[48];
+    const char *tname = nargs ? cv_type(args[0])->name : "object";
+    snprintf(name, sizeof name, "%s.%s", tname, meth);
+    if (nargs == 0)
+        return code_raise_i(vm, &code_exc_TypeError, "unbound method %s() needs an argument",
+                            name);
+    return want ? code_cont_arg1(vm, name, nargs - 1, kwnames)
+                : code_cont_arg0(vm, name, nargs - 1, kwnames);
+}
+
+cv code_cont_dunder_len(code_vm *vm, cv *args, size_t nargs, cv kwnames)
+{
+    if (dunder_args(vm, "__len__", args, nargs, kwnames, 0))
+        return CV_NULL;
+    ssize_t n = code_len(vm, args[0]);
+    return n < 0 ? CV_NULL : code_int_from_i64(vm, n);
+}
+
+cv code_cont_dunder_getitem(code_vm *vm, cv *args, size_t nargs, cv kwnames)
+{
+    if (dunder_args(vm, "__getitem__", args, nargs, kwnames, 1))
+        return CV_NULL;
+    return code_getitem(vm, args[0], args[1]);
+}
+
+cv code_cont_dunder_contains(code_vm *vm, cv *args, size_t nargs, cv kwnames)
+{
+    if (dunder_args(vm, "__contains__", args, nargs, kwnames, 1))
+        return CV_NULL;
+    int r = code_contains(vm, args[0], args[1]);
+    return r < 0 ? CV_NULL : code_bool(r);
+}
+
+cv code_cont_dunder_iter(code_vm *vm, cv *args, size_t nargs, cv kwnames)
+{
+    if (dunder_args(vm, "__iter__", args, nargs, kwnames, 0))
+        return CV_NULL;
+    return code_iter(vm, args[0]);
 }

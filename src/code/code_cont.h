@@ -59,18 +59,21 @@ extern const code_type code_type_list_iter, code_type_list_reviter, code_type_tu
     code_type_dict_itemiter, code_type_dict_rkeyiter, code_type_dict_rvalueiter,
     code_type_dict_ritemiter, code_type_set_iter, code_type_range_iter;
 
-/* ---- in-place operators: what code_binop_inplace calls first ----------------
- * a op= b when a is a list, set or dict: a new reference to a (mutated), or
- * CODE_NOTIMPL (borrowed sentinel) when a's type has no in-place form for op
- * (the caller then does code_binop), or CV_NULL with the exception set. */
+/* ---- in-place operators: the inplace slot of list, set and dict -------------
+ * a op= b: a new reference to a (mutated), or CODE_NOTIMPL (borrowed
+ * sentinel) when a's type has no in-place form for op (code_binop_inplace
+ * then does code_binop), or CV_NULL with the exception set. frozenset has
+ * none: f |= x makes a new frozenset, as CPython. */
 cv code_cont_inplace(code_vm *vm, int op, cv a, cv b);
 cv code_list_inplace_add(code_vm *vm, cv list, cv iterable);   /* list += it */
 cv code_list_inplace_mul(code_vm *vm, cv list, cv n);          /* list *= n */
 cv code_set_inplace(code_vm *vm, int op, cv set, cv other);    /* |= &= -= ^= */
 cv code_dict_inplace_or(code_vm *vm, cv dict, cv other);       /* dict |= x */
 
-/* reversed(v) for a list, tuple, range, dict or dict view: a new iterator;
- * CV_NULL with NO exception set when v is none of these. */
+/* reversed(v) for a list, tuple, range, dict or dict view: a new iterator
+ * (list_reverseiterator, range_iterator, dict_reversekeyiterator... with
+ * CPython's mutation checks); CV_NULL with NO exception set when v is none
+ * of these. The reversed() builtin asks here first. */
 cv code_cont_reversed(code_vm *vm, cv v);
 
 /* ---- shared helpers ---------------------------------------------------------- */
@@ -82,6 +85,16 @@ cv code_cont_reversed(code_vm *vm, cv v);
  * and code_hash's: the slots themselves do not add guards. */
 int code_repr_enter(code_vm *vm, cv v);
 void code_repr_leave(code_vm *vm, cv v);
+
+/* __len__, __getitem__, __contains__, __iter__ for the method tables
+ * (CODE_CONT_DUNDERS). */
+cv code_cont_dunder_len(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_cont_dunder_getitem(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_cont_dunder_contains(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+cv code_cont_dunder_iter(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+#define CODE_CONT_DUNDERS                                                                    \
+    {"__len__", code_cont_dunder_len}, {"__getitem__", code_cont_dunder_getitem},            \
+        {"__contains__", code_cont_dunder_contains}, {"__iter__", code_cont_dunder_iter}
 
 /* Freeing containers without deep C recursion: a container's dealloc
  * brackets the release of its items with enter/leave and releases each with

@@ -396,6 +396,7 @@ static const code_method dict_methods[] = {
     {"clear", dict_clear},
     {"copy", dict_copy},
     {"fromkeys", dict_fromkeys},
+    CODE_CONT_DUNDERS,
     {NULL, NULL},
 };
 

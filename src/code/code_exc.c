@@ -94,10 +94,11 @@ static cv exc_type_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, 
     return code_exc_new(vm, t, tup);
 }
 
+/* Not by address: see code_hash_cstr. */
 static int exc_hash(code_vm *vm, cv self, uint64_t *h)
 {
     (void)vm;
-    *h = (uint64_t)self >> 4;
+    *h = code_hash_cstr(cv_type(self)->name) ^ (uint64_t)((code_exc *)cv_obj(self))->line;
     return 0;
 }
 

@@ -41,14 +41,18 @@ size_t code_float_repr_buf(double d, char *buf)
         return (size_t)sprintf(buf, d > 0 ? "inf" : "-inf");
     if (d == 0)
         return (size_t)sprintf(buf, signbit(d) ? "-0.0" : "0.0");
-    /* The shortest digits that read back as d: at each precision the
-     * correctly rounded candidate, else its neighbours, since next to a power
-     * of two the interval that reads back is lopsided and only the neighbour
-     * above may be in it (2**-97 is 6.310887241768095e-30). */
+    /* The shortest digits that read back as d. Any string of 15 digits or
+     * fewer that does is the 15-digit rounding of d (a double's interval is
+     * narrower than half that grid's step), so 15 digits with their trailing
+     * zeros dropped answer for every shorter length at once. At 16 and 17
+     * the correctly rounded candidate may miss where a neighbour does: next
+     * to a power of two the interval is lopsided (2**-97 is
+     * 6.310887241768095e-30, not ...094). Subnormals have fewer digits:
+     * every length is tried. */
     char tmp[40], dig[24];
     int nd = 0, exp = 0;
     bool neg = signbit(d);
-    for (int p = 1; p <= 17; p++) {
+    for (int p = isnormal(d) ? 15 : 1; p <= 17; p++) {
         snprintf(tmp, sizeof tmp, "%.*e", p - 1, fabs(d));
         uint64_t m = 0;
         const char *s = tmp;
@@ -135,9 +139,11 @@ uint64_t code_float_hash(double v, cv self)
     if (!isfinite(v)) {
         if (isinf(v))
             return (uint64_t)(v > 0 ? CODE_HASH_INF : -CODE_HASH_INF);
-        /* nan hashes by identity, as in CPython 3.10+ */
-        uint64_t p = (uint64_t)self;
-        return (p >> 4) | (p << 60);
+        /* CPython 3.10+ hashes a nan by its address; an address would
+         * differ when a dumped run is replayed in another process, so every
+         * nan hashes to 0, as before 3.10 (nans are never equal anyway) */
+        (void)self;
+        return 0;
     }
     int e;
     double m = frexp(v, &e);
@@ -269,9 +275,14 @@ cv code_float_pow(code_vm *vm, double iv, double iw)
     }
     bool negate = false;
     if (iv < 0.0) {
-        if (iw != floor(iw))   /* CPython answers a complex number here */
+        if (iw != floor(iw)) {
+            /* CPython answers a complex number (cella has none), or fails
+             * computing it when its modulus overflows */
+            if (isinf(pow(-iv, iw)))
+                return code_raise(vm, &code_exc_OverflowError, "complex exponentiation");
             return code_raise(vm, &code_exc_ValueError,
                               "negative number cannot be raised to a fractional power");
+        }
         iv = -iv;
         negate = is_odd_integer(iw);
     }
@@ -348,7 +359,7 @@ static bool ascii_ieq(const char *s, size_t n, const char *word)
 }
 
 /* digits with single underscores between them; advances *i; the count. */
-static size_t scan_digits(const char *s, size_t n, size_t *i, char *out, size_t *o, bool *bad)
+static size_t scan_digits(const char *s, size_t n, size_t *i, char *out, size_t *o)
 {
     size_t cnt = 0;
     while (*i < n) {
@@ -362,7 +373,6 @@ static size_t scan_digits(const char *s, size_t n, size_t *i, char *out, size_t 
         } else
             break;
     }
-    (void)bad;
     return cnt;
 }
 
@@ -386,17 +396,17 @@ cv code_float_parse(code_vm *vm, const char *str, size_t len, cv orig)
     } else if (ascii_ieq(s + i, n - i, "nan")) {
         r = neg ? -NAN : NAN;
     } else {
-        size_t a = scan_digits(s, n, &i, out, &o, &bad), b = 0;
+        size_t a = scan_digits(s, n, &i, out, &o), b = 0;
         if (i < n && s[i] == '.') {
             out[o++] = s[i++];
-            b = scan_digits(s, n, &i, out, &o, &bad);
+            b = scan_digits(s, n, &i, out, &o);
         }
         bad = a + b == 0;
         if (!bad && i < n && (s[i] == 'e' || s[i] == 'E')) {
             out[o++] = s[i++];
             if (i < n && (s[i] == '+' || s[i] == '-'))
                 out[o++] = s[i++];
-            bad = scan_digits(s, n, &i, out, &o, &bad) == 0;
+            bad = scan_digits(s, n, &i, out, &o) == 0;
         }
         if (i != n)
             bad = true;
@@ -428,7 +438,7 @@ static cv float_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv 
     if (code_is_int(x))
         return code_int_to_double(vm, x, &d) ? CV_NULL : code_float_new(vm, d);
     if (cv_is(x, &code_type_str))
-        return code_float_parse(vm, code_str_cstr(x), code_str_len(x), x);
+        return code_num_parse_str(vm, x, 0, true);
     if (cv_is(x, &code_type_bytes)) {
         code_bytes *b = (code_bytes *)cv_obj(x);
         return code_float_parse(vm, (const char *)b->s, b->len, x);

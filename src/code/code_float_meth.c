@@ -132,8 +132,6 @@ cv code_float_method_fromhex(code_vm *vm, cv *args, size_t nargs, cv kwnames)
             if (eneg)
                 e = -e;
         }
-        if (i != n)
-            goto bad;
         e += exp_adj;
         if (e > 100000000)
             e = 100000000;
@@ -141,9 +139,12 @@ cv code_float_method_fromhex(code_vm *vm, cv *args, size_t nargs, cv kwnames)
             e = -100000000;
         snprintf(buf + o, sizeof buf - o, "p%ld", e);
         r = strtod(buf, NULL);
+        /* CPython finds the overflow before trailing garbage */
         if (isinf(r))
             return code_raise(vm, &code_exc_OverflowError,
                               "hexadecimal value too large to represent as a float");
+        if (i != n)
+            goto bad;
     }
     return code_float_new(vm, neg ? -r : r);
 bad:

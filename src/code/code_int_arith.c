@@ -288,7 +288,9 @@ static code_bigint *mag_rshift(code_vm *vm, const uint32_t *d, size_t nd, uint64
     int s = (int)(n % 32);
     for (size_t i = 0; i < nr; i++) {
         uint32_t lo = d[limbs + i] >> s;
-        uint32_t hi = (s && limbs + i + 1 < nd) ? (uint32_t)((uint64_t)d[limbs + i + 1] << (32 - s)) : 0;
+        uint32_t hi = 0;
+        if (s && limbs + i + 1 < nd)
+            hi = (uint32_t)((uint64_t)d[limbs + i + 1] << (32 - s));
         r->limb[i] = lo | hi;
     }
     return r;

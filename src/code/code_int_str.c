@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "code/code_num.h"
+#include "code/code_strutil.h"
 
 #define LIMIT_MSG "Exceeds the limit (4300 digits) for integer string conversion"
 #define LIMIT_TAIL "use sys.set_int_max_str_digits() to increase the limit"
@@ -16,8 +17,16 @@ cv code_int_repr(code_vm *vm, cv v)
     char buf[32];
     int64_t i;
     if (code_int_to_i64(v, &i)) {
-        int n = snprintf(buf, sizeof buf, "%lld", (long long)i);
-        return code_str_new(vm, buf, (size_t)n);
+        /* by hand: str() of small ints is hot (f-strings, print) */
+        char *p = buf + sizeof buf;
+        uint64_t m = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
+        do {
+            *--p = (char)('0' + m % 10);
+            m /= 10;
+        } while (m);
+        if (i < 0)
+            *--p = '-';
+        return code_str_new(vm, p, (size_t)(buf + sizeof buf - p));
     }
     code_intview a;
     code_intview_of(&a, v);
@@ -57,6 +66,9 @@ cv code_int_repr(code_vm *vm, cv v)
 /* bin, oct, hex: base 2, 8 or 16, with the "0b"/"0o"/"0x" prefix. */
 cv code_int_to_str_base(code_vm *vm, cv v, int base)
 {
+    if (!code_is_int(v))
+        return code_raise(vm, &code_exc_TypeError,
+                          "'%s' object cannot be interpreted as an integer", code_type_name(v));
     if (base == 10)
         return code_int_repr(vm, v);
     int k = base == 2 ? 1 : base == 8 ? 3 : 4;
@@ -105,6 +117,10 @@ cv code_int_from_digits(code_vm *vm, const char *digits, size_t n, int base, boo
 {
     if (base < 2 || base > 36)
         return code_raise(vm, &code_exc_ValueError, "int() base must be >= 2 and <= 36, or 0");
+    /* CPython counts leading zeros against the limit too */
+    if ((base & (base - 1)) != 0 && n > CODE_INT_MAX_STR_DIGITS)
+        return code_raise(vm, &code_exc_ValueError,
+                          LIMIT_MSG ": value has %zu digits; " LIMIT_TAIL, n);
     while (n > 1 && digits[0] == '0') {
         digits++;
         n--;
@@ -136,9 +152,6 @@ cv code_int_from_digits(code_vm *vm, const char *digits, size_t n, int base, boo
                 r->limb[bit / 32 + 1] |= (uint32_t)(d >> 32);
         }
     } else {
-        if (n > CODE_INT_MAX_STR_DIGITS)
-            return code_raise(vm, &code_exc_ValueError,
-                              LIMIT_MSG ": value has %zu digits; " LIMIT_TAIL, n);
         /* digits per chunk: base^c < 2^32 */
         uint32_t c = 1, bc = (uint32_t)base;
         while ((uint64_t)bc * (uint32_t)base < ((uint64_t)1 << 32)) {
@@ -206,29 +219,24 @@ void code_num_strip(const char *s, size_t n, size_t *lo, size_t *hi)
     *hi = b;
 }
 
-/* The message's repr of the original: strings cut to 200 characters. */
+/* The message's repr of the original, cut to 200 characters when cut
+ * (CPython's "%.200R": the closing quote goes too). */
 cv code_num_bad_literal(code_vm *vm, const code_type *t, const char *prefix, cv orig, bool cut)
 {
-    cv shown = code_incref(orig);
-    if (cut && cv_is(orig, &code_type_str) && ((code_str *)cv_obj(orig))->nchars > 200) {
-        const char *s = code_str_cstr(orig);
-        size_t i = 0, chars = 0, len = code_str_len(orig);
-        while (i < len && chars < 200) {
-            i++;
-            while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
-                i++;
-            chars++;
-        }
-        code_decref(vm, shown);
-        shown = code_str_new(vm, s, i);
-        if (!shown)
-            return CV_NULL;
-    }
-    cv r = code_repr(vm, shown);
-    code_decref(vm, shown);
+    if (!orig)
+        return code_raise(vm, t, "%sthe string", prefix);
+    cv r = code_repr(vm, orig);
     if (!r)
         return CV_NULL;
-    code_raise(vm, t, "%s%s", prefix, code_str_cstr(r));
+    const char *s = code_str_cstr(r);
+    size_t i = 0, chars = 0, len = code_str_len(r);
+    while (i < len && (!cut || chars < 200)) {
+        i++;
+        while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
+            i++;
+        chars++;
+    }
+    code_raise(vm, t, "%s%.*s", prefix, (int)i, s);
     code_decref(vm, r);
     return CV_NULL;
 }
@@ -285,4 +293,34 @@ cv code_int_parse(code_vm *vm, const char *s, size_t n, int base, cv orig)
         return r;
     snprintf(prefix, sizeof prefix, "invalid literal for int() with base %d: ", given);
     return code_num_bad_literal(vm, &code_exc_ValueError, prefix, orig, true);
+}
+
+/* A str as int() and float() read it, as CPython's
+ * _PyUnicode_TransformDecimalAndSpaceToASCII: Unicode spaces become ' ',
+ * decimal digits of every script their ASCII digit, other non-ASCII
+ * characters '?' (invalid). ASCII strings are used as they are. */
+cv code_num_parse_str(code_vm *vm, cv str, int base, bool is_float)
+{
+    const code_str *o = (const code_str *)cv_obj(str);
+    if (o->ascii)
+        return is_float ? code_float_parse(vm, o->s, o->len, str)
+                        : code_int_parse(vm, o->s, o->len, base, str);
+    char *t = code_heap_alloc(vm, o->len + 1);
+    if (!t)
+        return CV_NULL;
+    size_t i = 0, n = 0;
+    while (i < o->len) {
+        size_t next;
+        if (code_str_space_at(o->s, i, &next)) {
+            t[n++] = ' ';
+            i = next;
+            continue;
+        }
+        uint32_t cp = code_utf8_next(o->s, &i);
+        int dv = cp < 0x80 ? -1 : code_udecimal(cp);
+        t[n++] = cp < 0x80 ? (char)cp : dv >= 0 ? (char)('0' + dv) : '?';
+    }
+    cv r = is_float ? code_float_parse(vm, t, n, str) : code_int_parse(vm, t, n, base, str);
+    code_heap_free(vm, t, o->len + 1);
+    return r;
 }

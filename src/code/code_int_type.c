@@ -101,7 +101,7 @@ static cv int_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kw
             return code_raise(vm, &code_exc_ValueError,
                               "int() base must be >= 2 and <= 36, or 0");
         if (cv_is(x, &code_type_str))
-            return code_int_parse(vm, code_str_cstr(x), code_str_len(x), (int)base, x);
+            return code_num_parse_str(vm, x, (int)base, false);
         if (cv_is(x, &code_type_bytes)) {
             code_bytes *b = (code_bytes *)cv_obj(x);
             return code_int_parse(vm, (const char *)b->s, b->len, (int)base, x);
@@ -114,7 +114,7 @@ static cv int_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kw
     if (code_is_float(x))
         return code_int_from_double(vm, code_float_val(x));
     if (cv_is(x, &code_type_str))
-        return code_int_parse(vm, code_str_cstr(x), code_str_len(x), 10, x);
+        return code_num_parse_str(vm, x, 10, false);
     if (cv_is(x, &code_type_bytes)) {
         code_bytes *b = (code_bytes *)cv_obj(x);
         return code_int_parse(vm, (const char *)b->s, b->len, 10, x);

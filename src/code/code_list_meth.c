@@ -240,5 +240,6 @@ const code_method code_list_methods[] = {
     {"copy", list_copy},
     {"reverse", list_reverse},
     {"sort", list_sort},
+    CODE_CONT_DUNDERS,
     {NULL, NULL},
 };

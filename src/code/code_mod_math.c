@@ -13,8 +13,8 @@ cv code_math_float1(code_vm *vm, const char *name, cv *args, size_t nargs, cv kw
 {
     double x;
     if ((kwnames && ((code_tuple *)cv_obj(kwnames))->n) || nargs != 1)
-        return code_raise(vm, &code_exc_TypeError, "math.%s() takes exactly one argument (%zu given)",
-                          name, nargs);
+        return code_raise(vm, &code_exc_TypeError,
+                          "math.%s() takes exactly one argument (%zu given)", name, nargs);
     if (code_as_double(vm, args[0], &x))
         return CV_NULL;
     double r = fn(x);
@@ -38,21 +38,6 @@ int code_math_nargs(code_vm *vm, const char *name, size_t nargs, cv kwnames, siz
 
 static double d_degrees(double x) { return x * (180.0 / M_PI); }
 static double d_radians(double x) { return x * (M_PI / 180.0); }
-
-/* gamma and lgamma: poles at the non-positive integers are domain errors,
- * other infinities overflow. */
-static cv gamma_like(code_vm *vm, const char *name, cv *args, size_t nargs, cv kwnames,
-                     double (*fn)(double))
-{
-    if (nargs == 1 && !kwnames) {
-        double x;
-        if (code_as_double(vm, args[0], &x))
-            return CV_NULL;
-        if (isfinite(x) && x <= 0 && floor(x) == x)
-            return code_raise(vm, &code_exc_ValueError, "math domain error");
-    }
-    return code_math_float1(vm, name, args, nargs, kwnames, fn, true);
-}
 
 #define MATH1(name, fn, ovf)                                                        \
     static cv m_##name(code_vm *vm, cv *args, size_t nargs, cv kwnames)             \
@@ -82,16 +67,6 @@ MATH1(cbrt, cbrt, false)
 MATH1(fabs, fabs, false)
 MATH1(degrees, d_degrees, true)
 MATH1(radians, d_radians, false)
-
-static cv m_gamma(code_vm *vm, cv *args, size_t nargs, cv kwnames)
-{
-    return gamma_like(vm, "gamma", args, nargs, kwnames, tgamma);
-}
-
-static cv m_lgamma(code_vm *vm, cv *args, size_t nargs, cv kwnames)
-{
-    return gamma_like(vm, "lgamma", args, nargs, kwnames, lgamma);
-}
 
 /* log of an int or float by fn, ints of any size: beyond a double's range
  * the top 64 bits and a power of two. */
@@ -159,8 +134,8 @@ static cv log_1(code_vm *vm, const char *name, cv *args, size_t nargs, cv kwname
 {
     double r;
     if ((kwnames && ((code_tuple *)cv_obj(kwnames))->n) || nargs != 1)
-        return code_raise(vm, &code_exc_TypeError, "math.%s() takes exactly one argument (%zu given)",
-                          name, nargs);
+        return code_raise(vm, &code_exc_TypeError,
+                          "math.%s() takes exactly one argument (%zu given)", name, nargs);
     if (log_of(vm, args[0], fn, &r))
         return CV_NULL;
     return code_float_new(vm, r);
@@ -181,8 +156,8 @@ static cv round_to_int(code_vm *vm, const char *name, cv *args, size_t nargs, cv
                        double (*fn)(double))
 {
     if ((kwnames && ((code_tuple *)cv_obj(kwnames))->n) || nargs != 1)
-        return code_raise(vm, &code_exc_TypeError, "math.%s() takes exactly one argument (%zu given)",
-                          name, nargs);
+        return code_raise(vm, &code_exc_TypeError,
+                          "math.%s() takes exactly one argument (%zu given)", name, nargs);
     cv x = args[0];
     if (code_is_int(x))
         return cv_is(x, &code_type_bool) ? cv_from_small(x == CODE_TRUE) : code_incref(x);
@@ -274,6 +249,32 @@ static cv m_fmod(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (isnan(r) && !isnan(x) && !isnan(y))
         return code_raise(vm, &code_exc_ValueError, "math domain error");
     return code_float_new(vm, r);
+}
+
+static cv m_nextafter(code_vm *vm, cv *args, size_t nargs, cv kwnames)
+{
+    double x, y;
+    if (two_doubles(vm, "nextafter", args, nargs, kwnames, &x, &y))
+        return CV_NULL;
+    return code_float_new(vm, nextafter(x, y));
+}
+
+static double d_ulp(double x)
+{
+    if (isnan(x))
+        return x;
+    x = fabs(x);
+    if (isinf(x))
+        return x;
+    double x2 = nextafter(x, INFINITY);
+    if (isinf(x2))
+        return x - nextafter(x, -INFINITY);
+    return x2 - x;
+}
+
+static cv m_ulp(code_vm *vm, cv *args, size_t nargs, cv kwnames)
+{
+    return code_math_float1(vm, "ulp", args, nargs, kwnames, d_ulp, false);
 }
 
 static cv m_remainder(code_vm *vm, cv *args, size_t nargs, cv kwnames)
@@ -470,11 +471,12 @@ out:
 #define F(name) {{&code_type_cfunc, CODE_RC_IMMORTAL, 0}, #name, m_##name, CV_NULL}
 static code_cfunc_obj math_funcs[] = {
     F(sqrt), F(exp), F(exp2), F(expm1), F(log1p), F(sin), F(cos), F(tan), F(asin), F(acos),
-    F(atan), F(sinh), F(cosh), F(tanh), F(asinh), F(acosh), F(atanh), F(erf), F(erfc),
-    F(cbrt), F(fabs), F(degrees), F(radians), F(gamma), F(lgamma), F(log), F(log2), F(log10),
-    F(floor), F(ceil), F(trunc), F(pow), F(atan2), F(copysign), F(fmod), F(remainder),
-    F(modf), F(frexp), F(ldexp), F(isnan), F(isinf), F(isfinite), F(isclose), F(hypot),
-    F(dist),
+    F(atan), F(sinh), F(cosh), F(tanh), F(asinh), F(acosh), F(atanh), F(erf), F(erfc), F(cbrt),
+    F(fabs), F(degrees), F(radians), F(log), F(log2), F(log10), F(floor), F(ceil), F(trunc),
+    F(pow), F(atan2), F(copysign), F(fmod), F(remainder), F(modf), F(frexp), F(ldexp),
+    F(nextafter), F(ulp), F(isnan), F(isinf), F(isfinite), F(isclose), F(hypot), F(dist),
+    {{&code_type_cfunc, CODE_RC_IMMORTAL, 0}, "gamma", code_math_gamma, CV_NULL},
+    {{&code_type_cfunc, CODE_RC_IMMORTAL, 0}, "lgamma", code_math_lgamma, CV_NULL},
     {{&code_type_cfunc, CODE_RC_IMMORTAL, 0}, "gcd", code_math_gcd, CV_NULL},
     {{&code_type_cfunc, CODE_RC_IMMORTAL, 0}, "lcm", code_math_lcm, CV_NULL},
     {{&code_type_cfunc, CODE_RC_IMMORTAL, 0}, "factorial", code_math_factorial, CV_NULL},

@@ -11,6 +11,8 @@ cv code_math_float1(code_vm *vm, const char *name, cv *args, size_t nargs, cv kw
 /* Exactly n positional arguments ("atan2 expected 2 arguments, got 1"). */
 int code_math_nargs(code_vm *vm, const char *name, size_t nargs, cv kwnames, size_t n);
 
+cv code_math_gamma(code_vm *vm, cv *args, size_t nargs, cv kwnames);    /* code_mod_math_gamma.c */
+cv code_math_lgamma(code_vm *vm, cv *args, size_t nargs, cv kwnames);
 cv code_math_gcd(code_vm *vm, cv *args, size_t nargs, cv kwnames);
 cv code_math_lcm(code_vm *vm, cv *args, size_t nargs, cv kwnames);
 cv code_math_factorial(code_vm *vm, cv *args, size_t nargs, cv kwnames);

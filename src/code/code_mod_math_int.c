@@ -288,26 +288,31 @@ cv code_math_isqrt(code_vm *vm, cv *args, size_t nargs, cv kwnames)
             x++;
         return code_int_from_u64(vm, x);
     }
-    /* Newton from above: x starts >= sqrt(n) and decreases to it */
-    uint64_t bits = code_int_bit_length(nv);
-    cv x = code_int_binop(vm, CODE_OP_LSHIFT, cv_from_small(1), cv_from_small((int64_t)(bits + 1) / 2));
-    while (x) {
-        cv q = code_int_floordiv(vm, nv, x, NULL);
-        cv s = q ? code_int_binop(vm, CODE_OP_ADD, x, q) : CV_NULL;
+    /* CPython's algorithm: the root's top bits first, their count doubling
+     * at each step, so the divisions are small until the last one.
+     * Invariant: (a - 1)^2 < (n >> 2(c - d)) < (a + 1)^2 */
+    uint64_t c = (code_int_bit_length(nv) - 1) / 2, d = 0;
+    cv a = cv_from_small(1);
+    for (int sh = 63 - __builtin_clzll(c); sh >= 0 && a; sh--) {
+        uint64_t e = d;
+        d = c >> sh;
+        cv x = code_int_binop(vm, CODE_OP_LSHIFT, a, cv_from_small((int64_t)(d - e - 1)));
+        cv y = x ? code_int_binop(vm, CODE_OP_RSHIFT, nv,
+                                  cv_from_small((int64_t)(2 * c - e - d + 1)))
+                 : CV_NULL;
+        cv q = y ? code_int_floordiv(vm, y, a, NULL) : CV_NULL;
+        code_setref(vm, &a, q ? code_int_binop(vm, CODE_OP_ADD, x, q) : CV_NULL);
+        code_decref(vm, x);
+        code_decref(vm, y);
         code_decref(vm, q);
-        cv y = s ? code_int_binop(vm, CODE_OP_RSHIFT, s, cv_from_small(1)) : CV_NULL;
-        code_decref(vm, s);
-        if (!y) {
-            code_decref(vm, x);
-            return CV_NULL;
-        }
-        if (code_int_cmp(y, x) >= 0) {
-            code_decref(vm, y);
-            break;
-        }
-        code_setref(vm, &x, y);
     }
-    return x;
+    cv sq = a ? code_int_mul(vm, a, a) : CV_NULL;
+    if (sq && code_int_cmp(sq, nv) > 0)
+        code_setref(vm, &a, code_int_binop(vm, CODE_OP_SUB, a, cv_from_small(1)));
+    if (!sq)
+        code_setref(vm, &a, CV_NULL);
+    code_decref(vm, sq);
+    return a;
 }
 
 cv code_math_prod(code_vm *vm, cv *args, size_t nargs, cv kwnames)

@@ -60,7 +60,10 @@ static inline bool code_is_int(cv v)
     return cv_is_small(v) || cv_obj(v)->type == &code_type_int ||
            cv_obj(v)->type == &code_type_bool;
 }
-static inline bool code_is_float(cv v) { return !cv_is_small(v) && cv_obj(v)->type == &code_type_float; }
+static inline bool code_is_float(cv v)
+{
+    return !cv_is_small(v) && cv_obj(v)->type == &code_type_float;
+}
 static inline double code_float_val(cv v) { return ((code_float *)cv_obj(v))->v; }
 
 /* A bigint with room for n limbs (n >= 1), sign 1; CV_NULL + MemoryError,
@@ -88,8 +91,11 @@ cv code_int_pow(code_vm *vm, cv a, cv b);
 cv code_int_floordiv(code_vm *vm, cv a, cv b, cv *rem);
 cv code_int_neg(code_vm *vm, cv a);
 /* int(str/bytes, base) parsing, CPython's rules (whitespace, sign, prefix,
- * underscores); raises "invalid literal" with repr(orig). */
+ * underscores); raises "invalid literal" with repr(orig) (orig may be
+ * CV_NULL for internal callers: the message then says "the string"). */
 cv code_int_parse(code_vm *vm, const char *s, size_t n, int base, cv orig);
+/* int(s, base) or float(s) of a str, non-ASCII digits and spaces included. */
+cv code_num_parse_str(code_vm *vm, cv str, int base, bool is_float);
 /* a * b and a + b as ints (for factorial, comb, prod). */
 cv code_int_mul(code_vm *vm, cv a, cv b);
 

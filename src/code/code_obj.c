@@ -109,13 +109,31 @@ static int none_truth(code_vm *vm, cv self)
     return 0;
 }
 
-/* Identity hashes of singletons and types: derived from a fixed per-object
- * constant would be nicer; an address is stable within a process, and set
- * order of these objects is never observable across runs anyway. */
+/* Identity hashes must not depend on addresses: a dumped run is replayed in
+ * another process (with other addresses), and a set's iteration order must
+ * come out the same there. Singletons and types hash by name; builtin
+ * functions by name and their self's type. Equal hashes only cost probes. */
+uint64_t code_hash_cstr(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h >> 2;
+}
+
 static int ident_hash(code_vm *vm, cv self, uint64_t *h)
 {
     (void)vm;
-    *h = (uint64_t)self >> 4;
+    const code_type *t = cv_type(self);
+    if (t == &code_type_type)
+        *h = code_hash_cstr(((const code_type *)cv_obj(self))->name);
+    else if (t == &code_type_cfunc)
+        *h = code_hash_cstr(((const code_cfunc_obj *)cv_obj(self))->name) ^
+             (((const code_cfunc_obj *)cv_obj(self))->self
+                  ? code_hash_cstr(code_type_name(((const code_cfunc_obj *)cv_obj(self))->self))
+                  : 0);
+    else
+        *h = code_hash_cstr(t->name);
     return 0;
 }
 

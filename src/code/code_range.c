@@ -285,6 +285,7 @@ static cv range_count(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 static const code_method range_methods[] = {
     {"index", range_index},
     {"count", range_count},
+    CODE_CONT_DUNDERS,
     {NULL, NULL},
 };
 

@@ -623,6 +623,7 @@ const code_method code_set_methods[] = {
     {"issubset", set_issubset_m},
     {"issuperset", set_issuperset_m},
     {"isdisjoint", set_isdisjoint_m},
+    CODE_CONT_DUNDERS,
     {NULL, NULL},
 };
 
@@ -635,5 +636,6 @@ const code_method code_frozenset_methods[] = {
     {"issubset", set_issubset_m},
     {"issuperset", set_issuperset_m},
     {"isdisjoint", set_isdisjoint_m},
+    CODE_CONT_DUNDERS,
     {NULL, NULL},
 };

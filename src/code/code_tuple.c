@@ -272,6 +272,7 @@ static cv tuple_count(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 static const code_method tuple_methods[] = {
     {"index", tuple_index},
     {"count", tuple_count},
+    CODE_CONT_DUNDERS,
     {NULL, NULL},
 };
 

@@ -353,6 +353,10 @@ cv code_call_method(code_vm *vm, cv obj, const char *name, cv *args, size_t narg
                     cv kwnames);
 cv code_call(code_vm *vm, cv callable, cv *args, size_t nargs, cv kwnames);
 const char *code_type_name(cv v);
+/* A hash of a C string that is the same in every process (for identity
+ * hashes that must not depend on addresses: replays must iterate sets the
+ * same way). */
+uint64_t code_hash_cstr(const char *s);
 /* A builtin function (self CV_NULL) or a bound builtin method (self
  * increfed, passed as args[0]) (code_obj.c). */
 cv code_cfunc_new(code_vm *vm, const char *name, code_cfunc fn, cv self);

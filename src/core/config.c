@@ -73,6 +73,14 @@ static const field fields[] = {
     F(gateway_idle_timeout_secs, K_U64, 1, 31536000),
     F(gateway_memory_mb, K_U64, MIN_MEMORY_MB, MAX_MEMORY_MB),
     F(drain_timeout_secs, K_U64, 0, 31536000),
+    F(code_workers, K_U32, 1, 64),
+    F(code_queue_max, K_U32, 0, 100000),
+    F(code_max_paused_runs, K_U32, 1, 1000000),
+    F(code_max_paused_runs_per_tenant, K_U32, 0, 1000000),
+    F(code_run_ttl_secs, K_U64, 1, 31536000),
+    F(code_resident_secs, K_U64, 1, 31536000),
+    F(code_max_time_ms, K_U64, 1, 86400000),
+    F(code_max_memory_mb, K_U64, MIN_MEMORY_MB, 65536),
 };
 #undef F
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -118,6 +126,13 @@ void config_init(cella_config *c)
     c->gateway_idle_timeout_secs = 900;
     c->gateway_memory_mb = 512;
     c->drain_timeout_secs = 600;
+    c->code_workers = 2;
+    c->code_queue_max = 64;
+    c->code_max_paused_runs = 256;
+    c->code_run_ttl_secs = 300;
+    c->code_resident_secs = 60;
+    c->code_max_time_ms = 60000;
+    c->code_max_memory_mb = 1024;
 }
 
 void config_free(cella_config *c)

@@ -66,6 +66,15 @@ typedef struct cella_config {
     uint64_t gateway_memory_mb;         /* a session's sandbox's memory: 512 */
     /* How long SIGTERM waits for running execs and transfers: 600; 0: no limit */
     uint64_t drain_timeout_secs;
+    /* code mode (core/code_pool.h) */
+    uint32_t code_workers;              /* worker processes kept running: 2 */
+    uint32_t code_queue_max;            /* requests waiting for a worker: 64 */
+    uint32_t code_max_paused_runs;      /* paused runs held at once: 256 */
+    uint32_t code_max_paused_runs_per_tenant;   /* ... by one tenant: 0 (no cap of its own) */
+    uint64_t code_run_ttl_secs;         /* a paused run is freed after: 300 */
+    uint64_t code_resident_secs;        /* ... and moved out of its worker after: 60 */
+    uint64_t code_max_time_ms;          /* the most limits.max_time_ms may ask: 60000 */
+    uint64_t code_max_memory_mb;        /* the most limits.max_memory_bytes may ask, in MiB: 1024 */
 } cella_config;
 
 /* The embedded defaults (the values in the comments above). */

@@ -252,6 +252,9 @@ uint64_t core_workspace_quota(core *c);
  * the core. */
 struct store *core_store(core *c);
 
+/* Code mode's worker pool (core/code_pool.h), started with the core. */
+struct code_pool *core_code_pool(core *c);
+
 /* ---- metrics ------------------------------------------------------------ */
 
 #define CORE_EXEC_BUCKETS 12

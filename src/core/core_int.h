@@ -96,6 +96,8 @@ struct core {
     core_image images[CORE_MAX_IMAGES];
     size_t n_images;
     core_metrics m;
+    /* code mode's workers (core/code_pool.h) */
+    struct code_pool *code;
 };
 
 /* registry.c */

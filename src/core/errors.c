@@ -50,6 +50,14 @@ static const core_code_info catalogue[] = {
      "a bug or a host problem in the daemon; the message says what failed"},
     {S400, "S400", "config", false, 429, "resource limit exceeded",
      "stop sandboxes you no longer need, or ask for less"},
+    {S500, "S500", "validation", false, 404, "code run not found",
+     "start the run again with POST /v1/code/run: paused runs expire after code_run_ttl_secs, "
+     "and a run that completed or failed cannot be resumed"},
+    {S501, "S501", "transient", true, 409, "code run busy",
+     "another request is resuming this run; wait for its answer, then resume with the new "
+     "pending calls"},
+    {S502, "S502", "execution", false, 410, "code run lost",
+     "the run's worker was killed or the run could not be kept; start it again"},
 };
 
 const core_code_info *core_code_lookup(core_code c)
@@ -57,7 +65,10 @@ const core_code_info *core_code_lookup(core_code c)
     for (size_t i = 0; i < sizeof(catalogue) / sizeof(catalogue[0]); i++)
         if (catalogue[i].code == c)
             return &catalogue[i];
-    return &catalogue[sizeof(catalogue) / sizeof(catalogue[0]) - 2];   /* S302 */
+    for (size_t i = 0; i < sizeof(catalogue) / sizeof(catalogue[0]); i++)
+        if (catalogue[i].code == S302)
+            return &catalogue[i];
+    return &catalogue[0];
 }
 
 int core_fail(core_error *e, core_code c, const char *fmt, ...)

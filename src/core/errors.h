@@ -28,6 +28,9 @@ typedef enum core_code {
     S301 = 301,    /* cella: shutting down / not ready */
     S302 = 302,    /* cella: internal error in the daemon */
     S400 = 400,    /* resource limit exceeded */
+    S500 = 500,    /* cella: code run not found */
+    S501 = 501,    /* cella: code run busy (being resumed) */
+    S502 = 502,    /* cella: code run lost */
 } core_code;
 
 #define CORE_FIX_MAX 4

@@ -13,6 +13,7 @@
 
 #include "box/image_host.h"
 #include "box/workspace.h"
+#include "core/code_pool.h"
 #include "core/core_int.h"
 #include "util/alloc.h"
 #include "util/fdio.h"
@@ -849,6 +850,21 @@ int core_open(const cella_config *cfg, core **out, cella_err *err)
     recover(c);
     sweep_workspaces(c);
     pool_start(c);
+    code_pool_opts co = {
+        .workers = cfg->code_workers,
+        .queue_max = cfg->code_queue_max,
+        .max_paused = cfg->code_max_paused_runs,
+        .max_paused_per_tenant = cfg->code_max_paused_runs_per_tenant,
+        .ttl_ms = cfg->code_run_ttl_secs * 1000,
+        .resident_ms = cfg->code_resident_secs * 1000,
+        .as_bytes = (cfg->code_max_memory_mb << 20) + CODE_WORKER_AS_HEADROOM,
+        .out_max = cfg->output_limit_bytes,
+        .node_key = c->rt->sd.node_key,
+        /* tests only: a worker built with a fake interpreter */
+        .exe = getenv("CELLA_CODE_WORKER_EXE"),
+    };
+    if (code_pool_open(&co, &c->code, err) < 0)
+        goto error;
     if (pthread_create(&c->reaper, NULL, reaper_main, c) != 0) {
         cella_err_set(err, errno, "start the reaper");
         goto error;
@@ -859,6 +875,11 @@ int core_open(const cella_config *cfg, core **out, cella_err *err)
 error:
     core_close(c);
     return -1;
+}
+
+struct code_pool *core_code_pool(core *c)
+{
+    return c->code;
 }
 
 struct store *core_store(core *c)
@@ -879,6 +900,8 @@ void core_drain(core *c)
     pthread_mutex_lock(&c->mu);
     c->draining = true;
     pthread_mutex_unlock(&c->mu);
+    if (c->code)
+        code_pool_drain(c->code);
 }
 
 bool core_wait_idle(core *c, int timeout_ms)
@@ -911,6 +934,8 @@ void core_close(core *c)
     if (c->reaper_started)
         pthread_join(c->reaper, NULL);
     pool_stop(c);
+    code_pool_close(c->code);
+    c->code = NULL;
     /* Background stops finish first: they own their sandboxes. */
     pthread_mutex_lock(&c->mu);
     while (c->teardowns > 0)

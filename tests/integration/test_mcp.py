@@ -16,7 +16,7 @@ HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp")
 TOKEN = "tok-mcp-alice-0123456789abcdef"
 OTHER = "tok-mcp-bob-0123456789abcdefgh"
 TOOLS = {"run_code", "create_sandbox", "exec", "read_file", "write_file", "list_files", "grep",
-         "glob", "stop_sandbox"}
+         "glob", "code_run", "code_resume", "stop_sandbox"}
 
 
 @pytest.fixture(scope="module")

@@ -88,6 +88,8 @@ for x in (True, False):
     for op in ("hash", "repr", "neg", "inv", "abs", "int"):
         add(op, x)
 
+rnd0 = random.Random(80)
+
 # rounding
 for x in (2.5, 3.5, -2.5, 0.125, 0.375, 2.675, 1.005, 12345.0, 250.0, 350.0, 5.5e20, 1e300,
           1e-300, -0.0, 1.7976931348623157e308, 0.5, -0.5, 1234.5678, 9.995, 99.5):
@@ -100,16 +102,21 @@ for x in (1234, 1250, -1250, 1350, 25, -15, 5, 10**30 + 5 * 10**9, 1234567890123
 # strings
 for s in ("0", "12", " 12 ", "-12", "+12", "1_000", "1__0", "_1", "1_", "0x1f", "0X1F", "0b101",
           "0o17", "010", "00", "0_0", "x", "", " ", "+ 5", "99999999999999999999999",
-          "-0x_1f", "0x", "1e5", "12\n", "\t-7\t"):
+          "-0x_1f", "0x", "1e5", "12\n", "\t-7\t", "\u0663", "\u0661\u0662", "\uff11\uff12",
+          "\u3000 42\u2003", "\u096710", "1\u00e9", "\u00a0-5\u00a0", "\u0e51_\u0e52"):
     for base in (None, 0, 10, 16, 2, 36, 1, 37):
         add("int", s, base)
 for s in ("1.5", " -2.5 ", "nan", "-nan", "inf", "-Infinity", "INF", "1e5", "1E-5", "1_0.5",
           "1._5", "1_", "_1", ".5", "1.", ".", "1e", "x", "", "0x1p3", "nan_", "1e1_0", "1e400",
-          "-0.0", "4.9e-324", "2.4e-324"):
+          "-0.0", "4.9e-324", "2.4e-324", "\u0661.\u0665", "\u2003-1e\u0663 ", "1\u00e9"):
     add("float", s)
 for s in ("0x1.8p1", "1.8p1", "-0x1p-1074", "0x1p-1075", "0x1.fffffffffffff8p1023",
           "0x1p1024", "x", "0x.8", "inf", "0x1.000000000000080000000001p0", " 0x10 "):
     add("fromhex", s)
+for s in ("0" * 4300 + "1", "0" * 4299 + "1", "1_" * 3000 + "1", " " * 5000 + "7", "f" * 1000,
+          "\u00e9" * 300, "'" * 300):
+    for base in (None, 16):
+        add("int", s, base)
 for a in (5, 255, 256, -1, -128, -129, 2**100):
     for n in (0, 1, 2, 16):
         for o in ("big", "little"):
@@ -129,7 +136,10 @@ for f in ("sqrt", "exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
           "isinf", "isfinite", "modf", "frexp", "exp2", "cbrt"):
     for x in margs:
         add("m." + f, x)
-for f in ("pow", "atan2", "copysign", "fmod", "remainder", "log", "hypot", "ldexp", "isclose"):
+for x in margs:
+    add("m.ulp", x)
+for f in ("pow", "atan2", "copysign", "fmod", "remainder", "log", "hypot", "ldexp", "isclose",
+          "nextafter"):
     for x in margs[:18]:
         for y in (0, 1, -1, 2, 0.5, -2.5, 1e300, float("inf"), float("-inf"), float("nan"), 10**30):
             if f == "ldexp" and not isinstance(y, int):
@@ -142,16 +152,25 @@ for f in ("gcd", "lcm", "comb", "perm"):
             if f in ("comb", "perm") and isinstance(x, int) and isinstance(y, int) and x > 1000:
                 continue
             add("m." + f, x, y)
-# CPython's own gamma and lgamma differ from libm's in the last bits: exact cases only
-for x in (0, -1, -2.0, 1, 2, 5, 10.0, 172, float("inf"), float("-inf"), float("nan"), 1e308):
+# CPython's own gamma and lgamma (not libm's), to the last bit
+for x in (0, -0.0, -1, -2.0, 1, 2, 5, 10.0, 23, 24, 171, 172, 200.5, -200.5, 1e-25, -1e-25,
+          float("inf"), float("-inf"), float("nan"), 1e308, 0.5, -0.5, 1.5, -2.5, 3.7, 139.9,
+          140.1, -140.1, 4.99, 5.01, 5.5, 100.0, -170.5, -171.5):
     add("m.gamma", x)
-for x in (0, -1, 1, 2, float("inf"), float("-inf"), 1e308):
     add("m.lgamma", x)
 for f in ("factorial", "isqrt"):
     for x in ints + [200, 10**40 + 12345, 2**64 - 1, 2**64]:
         if f == "factorial" and isinstance(x, int) and x > 1000:
             continue
         add("m." + f, x)
+
+# random strings for int(), float() and float.fromhex()
+alpha = "0123456789abcdefxXoObB_.eE+-pP \tnaifty"
+for _ in range(700):
+    t = "".join(rnd0.choice(alpha) for _ in range(rnd0.randrange(0, 9)))
+    add("int", t, rnd0.choice((None, 0, 2, 8, 10, 16, 36)))
+    add("float", t)
+    add("fromhex", t)
 
 # random big operands: schoolbook and Karatsuba products, Knuth division
 rnd = random.Random(8)

@@ -11,9 +11,6 @@
 #include <cmocka.h>
 
 #include "code/code_cont.h"
-#ifndef CODE_CONT_REAL_PARTS
-#include "test_code_cont_stubs.h"
-#endif
 #include "test_code_cont_expect.h"
 
 static code_vm vm_;
@@ -1016,6 +1013,102 @@ static void test_list_random(void **state)
     }
 }
 
+/* test_code_cont_gen.py's run_dict, replayed. */
+static void test_dict_random(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof dict_cases / sizeof dict_cases[0]; c++) {
+        const struct dict_case *k = &dict_cases[c];
+        uint64_t x = k->seed, h = 14695981039346656037ULL;
+        cv d = code_dict_new(vm);
+        for (unsigned i = 0; i < k->nops; i++) {
+            int64_t op = (int64_t)(lcg(&x) % 100);
+            int64_t key = (int64_t)(lcg(&x) % k->span) - (int64_t)(k->span / 4);
+            cv res = CODE_NONE;
+            bool show = true;
+            if (op < 45) {
+                assert_int_equal(code_dict_set(vm, d, I(key), I(op)), 0);
+                show = false;
+            } else if (op < 70) {
+                res = callm(d, "pop", 2, I(key), CODE_NONE);
+            } else if (op < 75) {
+                if (code_len(vm, d))
+                    res = callm(d, "popitem", 0);
+                else
+                    show = false;
+            } else if (op < 85) {
+                res = callm(d, "setdefault", 2, I(key), I(-op));
+            } else if (op < 95) {
+                cv u = D(2, I(key + 1), I(1), I(key + 2), I(2));
+                code_decref(vm, callm(d, "update", 1, u));
+                code_decref(vm, u);
+                show = false;
+            } else if (op < 96) {
+                code_decref(vm, callm(d, "clear", 0));
+                show = false;
+            } else {
+                int in = code_contains(vm, d, I(key));
+                h = fnv(h, in ? "True" : "False");
+                res = callm(d, "get", 1, I(key));
+            }
+            assert_non_null(res);
+            if (show) {
+                cv r = code_repr(vm, res);
+                h = fnv(h, code_str_cstr(r));
+                code_decref(vm, r);
+            }
+            code_decref(vm, res);
+            cv r = code_repr(vm, d);
+            h = fnv(h, "|");
+            h = fnv(h, code_str_cstr(r));
+            h = fnv(h, "\n");
+            code_decref(vm, r);
+        }
+        repr_is(d, k->final);
+        assert_true(h == k->hash);
+        code_decref(vm, d);
+    }
+}
+
+/* Bound to a list: its i-th item. */
+static cv key_index(code_vm *v, cv *args, size_t nargs, cv kw)
+{
+    (void)kw, (void)nargs;
+    return code_getitem(v, args[0], args[1]);
+}
+
+/* test_code_cont_gen.py's sort cases: frozensets ordered by inclusion, a
+ * partial order, where only CPython's timsort step for step agrees. */
+static void test_sort_partial(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof sort_cases / sizeof sort_cases[0]; c++) {
+        const struct sort_case *k = &sort_cases[c];
+        uint64_t x = k->seed;
+        cv items = L(0), idx = L(0);
+        for (unsigned i = 0; i < k->n; i++) {
+            int64_t a = (int64_t)(lcg(&x) % 4);
+            int64_t b = (int64_t)(lcg(&x) % 7);
+            cv r = code_range_new(vm, a, b, 1);
+            cv f = code_set_copy(vm, r, true);
+            assert_int_equal(code_list_append(vm, items, f), 0);
+            assert_int_equal(code_list_append(vm, idx, I(i)), 0);
+            code_decref(vm, f);
+            code_decref(vm, r);
+        }
+        cv key = code_cfunc_new(vm, "key", key_index, items);
+        cv p = code_list_from(vm, idx);
+        assert_int_equal(code_list_sort(vm, p, key, false), 0);
+        repr_is_d(p, k->perm);
+        p = code_list_from(vm, idx);
+        assert_int_equal(code_list_sort(vm, p, key, true), 0);
+        repr_is_d(p, k->rperm);
+        code_decref(vm, key);
+        code_decref(vm, items);
+        code_decref(vm, idx);
+    }
+}
+
 /* ---- range and slice ---------------------------------------------------------------- */
 
 static void test_range(void **state)
@@ -1220,6 +1313,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_set_hash_iter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_random, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sort_partial, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dict_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deep, setup, teardown),

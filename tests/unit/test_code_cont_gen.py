@@ -102,6 +102,35 @@ def run_list(seed, nops):
     return h, a
 
 
+def run_dict(seed, nops, span):
+    """Sets, deletions, pops, popitem, setdefault, update: the FNV-1a hash of
+    every intermediate repr, and the final one."""
+    r = rng(seed)
+    d = {}
+    h = fnv("")
+    for _ in range(nops):
+        op = next(r) % 100
+        k = next(r) % span - span // 4
+        out = ""
+        if op < 45:
+            d[k] = op
+        elif op < 70:
+            out = repr(d.pop(k, None))
+        elif op < 75:
+            if d:
+                out = repr(d.popitem())
+        elif op < 85:
+            out = repr(d.setdefault(k, -op))
+        elif op < 95:
+            d.update({k + 1: 1, k + 2: 2})
+        elif op < 96:
+            d.clear()
+        else:
+            out = repr(k in d) + repr(d.get(k))
+        h = fnv(out + "|" + repr(d) + "\n", h)
+    return h, d
+
+
 def c(s):
     return '"' + s + '"'
 
@@ -118,6 +147,23 @@ for seed, nops, lo, hi in CASES:
     for v in (s, t, s | t, s & t, s - t):
         out.write("     %s,\n" % c(repr(v)))
     out.write("     %s},\n" % c(repr(s ^ t)))
+out.write("};\n")
+# Sorting by a partial order (subsets): only CPython's own timsort, step for
+# step, gives these permutations.
+out.write("static const struct sort_case {\n    unsigned seed, n;\n    const char *perm, *rperm;\n"
+          "} sort_cases[] = {\n")
+for seed, n in [(5, 40), (6, 300), (8, 3000)]:
+    r = rng(seed)
+    items = [frozenset(range(next(r) % 4, next(r) % 7)) for _ in range(n)]
+    p = sorted(range(n), key=lambda i: items[i])
+    q = sorted(range(n), key=lambda i: items[i], reverse=True)
+    out.write("    {%d, %d, %s, %s},\n" % (seed, n, c(repr(p)), c(repr(q))))
+out.write("};\n")
+out.write("static const struct dict_case {\n    unsigned seed, nops, span;\n"
+          "    unsigned long long hash;\n    const char *final;\n} dict_cases[] = {\n")
+for seed, nops, span in [(21, 2000, 40), (22, 6000, 400)]:
+    h, d = run_dict(seed, nops, span)
+    out.write("    {%d, %d, %d, %dULL, %s},\n" % (seed, nops, span, h, c(repr(d))))
 out.write("};\n")
 out.write("static const struct list_case {\n    unsigned seed, nops;\n"
           "    unsigned long long hash;\n    const char *final;\n} list_cases[] = {\n")
