@@ -369,6 +369,11 @@ static void test_exceptions(void **state)
                "not enough values to unpack (expected at least 2, got 1)", 1);
     EXPECT_ERR("[*1]", "TypeError", "Value after * must be an iterable, not int", 1);
     EXPECT_ERR("{**1}", "TypeError", "'int' object is not a mapping", 1);
+    /* the line of the failing sub-expression, as CPython */
+    EXPECT_ERR("y = [1,\n     2,\n     'a' + 1]", "TypeError",
+               "can only concatenate str (not \"int\") to str", 3);
+    EXPECT_ERR("(1).real = 5", "AttributeError", "attribute 'real' of 'int' objects is not writable",
+               1);
 }
 
 /* ---- host calls ---------------------------------------------------------------- */
@@ -396,6 +401,14 @@ static void test_host_calls(void **state)
     run_opts(&h, "v = anything(5)\nv", &o);
     assert_string_equal(h.calls, "anything [5] {};");
     assert_string_equal(h.result, "5");
+    /* ... as a callee or a bare-name argument only: a plain reference is a
+     * NameError */
+    run_opts(&h, "list(map(double, [1, 2]))", &o);
+    assert_string_equal(h.calls, "double [1] {};double [2] {};");
+    assert_string_equal(h.result, "[1,2]");
+    run_opts(&h, "x = 1\nx + undefined_variable", &o);
+    assert_string_equal(h.err.type, "NameError");
+    assert_string_equal(h.err.msg, "name 'undefined_variable' is not defined");
     /* declared: an unknown name is a NameError */
     EXPECT_ERR("nothing(1)", "NameError", "name 'nothing' is not defined", 1);
 }
@@ -493,6 +506,10 @@ static void test_async(void **state)
            "    return await asyncio.gather(fail(1), fetch(2), return_exceptions=True)\n"
            "r = asyncio.run(main())\n[type(x).__name__ for x in r]",
            "", "[\"ValueError\",\"int\"]");
+    EXPECT("import asyncio\nasync def main():\n"
+           "    return await asyncio.gather(asyncio.gather(fetch(1), fetch(2)), fetch(3))\n"
+           "asyncio.run(main())",
+           "", "[[1,2],3]");
     EXPECT_ERR("import asyncio\nasync def f():\n    return 1\nasync def g():\n"
                "    return asyncio.run(f())\nasyncio.run(g())",
                "RuntimeError", "asyncio.run() cannot be called from a running event loop", 5);
@@ -526,6 +543,14 @@ static void test_limits(void **state)
     assert_int_equal(h.kind, CODE_STEP_ERROR);
     assert_string_equal(h.err.type, "RuntimeError");
     assert_int_equal(h.ncalls, 3);
+    /* one oversized request is an ordinary MemoryError; the heap reaching
+     * its limit ends the run */
+    EXPECT("try:\n    'x' * 2 ** 40\nexcept MemoryError:\n    r = 'caught'\nr", "", "\"caught\"");
+    code_run_opts om = {.limits = {.max_bytes = 4 << 20}};
+    run_opts(&h, "big = []\ntry:\n    while True:\n        big.append([0] * 1000)\n"
+                 "except MemoryError:\n    pass\n'survived'",
+             &om);
+    assert_string_equal(h.err.type, "MemoryError");
     code_run_opts o3 = {.limits = {.max_depth = 50}};
     run_opts(&h, "def r(n):\n    return r(n + 1)\nr(0)", &o3);
     assert_string_equal(h.err.type, "RecursionError");
