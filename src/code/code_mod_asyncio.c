@@ -7,7 +7,7 @@
 
 static cv to_awaitable(code_vm *vm, cv a)
 {
-    if (cv_is(a, &code_type_coro) || cv_is(a, &code_type_gather))
+    if (cv_is(a, &code_type_coro) || cv_is(a, &code_type_gather) || cv_is(a, &code_type_sleep))
         return code_task_new(vm, a);
     if (cv_is(a, &code_type_future) || cv_is(a, &code_type_task))
         return code_incref(a);
