@@ -18,12 +18,13 @@ typedef struct comp_run {
 } comp_run;
 
 static int gen_yield(code_vm *vm, code_gen *g, cv v);
+static int comp_level(comp_run *c, uint32_t lvl, cv x, bool is_iter);
 
 static int emit(comp_run *c)
 {
     code_vm *vm = c->vm;
     const code_expr *e = c->e;
-    cv v = code_eval_expr(vm, c->f, e->u.comp.elt);
+    cv v = code_eval_fast(vm, c->f, e->u.comp.elt);
     if (!v)
         return -1;
     int rc;
@@ -48,42 +49,74 @@ static int emit(comp_run *c)
     return rc;
 }
 
-static int comp_level(comp_run *c, uint32_t lvl, cv it)
+/* One item of level lvl: bind it, test the conditions, then go deeper or
+ * emit. */
+static int comp_item(comp_run *c, uint32_t lvl, cv v)
 {
     code_vm *vm = c->vm;
     const code_comp *g = &c->e->u.comp.gens[lvl];
-    cv v;
-    while ((v = code_next(vm, it))) {
-        int rc = code_assign(vm, c->f, g->target, v);
-        code_decref(vm, v);
-        if (rc)
+    const code_expr *t = g->target;
+    int rc = t->kind == CODE_E_NAME ? code_store_name(vm, c->f, t->op, t->height, v)
+                                    : code_assign(vm, c->f, t, v);
+    if (rc)
+        return -1;
+    for (uint32_t i = 0; i < g->nifs; i++) {
+        int k = code_eval_truth(vm, c->f, g->ifs[i]);
+        if (k <= 0)
+            return k;
+    }
+    if (++vm->ev->tick >= CODE_TICKS && code_check_time(vm))
+        return -1;
+    if (lvl + 1 < c->e->u.comp.n) {
+        cv src = code_eval_expr(vm, c->f, c->e->u.comp.gens[lvl + 1].iter);
+        if (!src)
             return -1;
-        bool keep = true;
-        for (uint32_t i = 0; i < g->nifs && keep; i++) {
-            int t = code_eval_truth(vm, c->f, g->ifs[i]);
-            if (t < 0)
-                return -1;
-            keep = t;
-        }
-        if (++vm->ev->tick >= CODE_TICKS && code_check_time(vm))
-            return -1;
-        if (!keep)
-            continue;
-        if (lvl + 1 < c->e->u.comp.n) {
-            cv src = code_eval_expr(vm, c->f, c->e->u.comp.gens[lvl + 1].iter);
-            cv inner = src ? code_iter(vm, src) : CV_NULL;
-            code_decref(vm, src);
-            if (!inner)
-                return -1;
-            rc = comp_level(c, lvl + 1, inner);
-            code_decref(vm, inner);
+        rc = comp_level(c, lvl + 1, src, false);
+        code_decref(vm, src);
+        return rc;
+    }
+    return emit(c);
+}
+
+/* Level lvl over x: an iterable (a range or a list walked directly, as the
+ * for statement does), or, when is_iter, an iterator already made. */
+static int comp_level(comp_run *c, uint32_t lvl, cv x, bool is_iter)
+{
+    code_vm *vm = c->vm;
+    if (!is_iter && cv_is(x, &code_type_range)) {
+        const code_range *rg = (const code_range *)cv_obj(x);
+        int64_t i = rg->start;
+        for (int64_t k = 0; k < rg->len; k++, i += rg->step) {
+            cv v = code_int_from_i64(vm, i);
+            int rc = v ? comp_item(c, lvl, v) : -1;
+            code_decref(vm, v);
             if (rc)
                 return -1;
-        } else if (emit(c)) {
-            return -1;
         }
+        return 0;
     }
-    return vm->exc ? -1 : 0;
+    if (!is_iter && cv_is(x, &code_type_list)) {
+        const code_list *l = (const code_list *)cv_obj(x);
+        for (size_t k = 0; k < l->n; k++) {
+            cv v = code_incref(l->v[k]);
+            int rc = comp_item(c, lvl, v);
+            code_decref(vm, v);
+            if (rc)
+                return -1;
+        }
+        return 0;
+    }
+    cv it = is_iter ? code_incref(x) : code_iter(vm, x);
+    if (!it)
+        return -1;
+    cv v;
+    int rc = 0;
+    while (!rc && (v = code_next(vm, it))) {
+        rc = comp_item(c, lvl, v);
+        code_decref(vm, v);
+    }
+    code_decref(vm, it);
+    return rc || vm->exc ? -1 : 0;
 }
 
 /* Sets up a comprehension's frame slots: cells, and frees from `from` (the
@@ -121,15 +154,23 @@ cv code_eval_comp(code_vm *vm, code_frame *f, const code_expr *e)
     cv src = code_eval_expr(vm, f, e->u.comp.gens[0].iter);
     if (!src)
         return CV_NULL;
-    cv it = code_iter(vm, src);
-    code_decref(vm, src);
-    if (!it)
-        return CV_NULL;
     if (e->kind == CODE_E_GENEXP) {
-        cv g = gen_new(vm, f, sc, it);
-        code_decref(vm, it);
+        /* CPython takes the first iterator at once, in the enclosing scope */
+        cv it0 = code_iter(vm, src);
+        code_decref(vm, src);
+        if (!it0)
+            return CV_NULL;
+        cv g = gen_new(vm, f, sc, it0);
+        code_decref(vm, it0);
         return g;
     }
+    /* a range or a list is walked directly, anything else iterated */
+    cv it = cv_is(src, &code_type_range) || cv_is(src, &code_type_list) ? src
+                                                                        : code_iter(vm, src);
+    if (it != src)
+        code_decref(vm, src);
+    if (!it)
+        return CV_NULL;
     cv acc = e->kind == CODE_E_LISTCOMP  ? code_list_new(vm, 0)
              : e->kind == CODE_E_SETCOMP ? code_set_new(vm, false)
                                          : code_dict_new(vm);
@@ -143,7 +184,7 @@ cv code_eval_comp(code_vm *vm, code_frame *f, const code_expr *e)
     }
     code_frame fr = {.fast = fast, .sc = sc};
     comp_run c = {.vm = vm, .f = &fr, .e = e, .acc = acc};
-    int rc = comp_level(&c, 0, it);
+    int rc = comp_level(&c, 0, it, it != src);
     comp_release(vm, sc, fast);
     CODE_FRAME_SLOTS_FREE(vm, fast, sc->nslots);
     code_decref(vm, it);
@@ -180,7 +221,7 @@ static void gen_entry(void *arg)
     else if (!comp_slots(vm, sc, fast, NULL, clo)) {
         code_frame fr = {.fast = fast, .sc = sc};
         comp_run c = {.vm = vm, .f = &fr, .e = sc->node, .gen = g};
-        comp_level(&c, 0, g->iter0);
+        comp_level(&c, 0, g->iter0, true);
         comp_release(vm, sc, fast);
     }
     if (fast)
