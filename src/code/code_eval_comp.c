@@ -164,10 +164,11 @@ cv code_eval_comp(code_vm *vm, code_frame *f, const code_expr *e)
         code_decref(vm, it0);
         return g;
     }
-    /* a range or a list is walked directly, anything else iterated */
-    cv it = cv_is(src, &code_type_range) || cv_is(src, &code_type_list) ? src
-                                                                        : code_iter(vm, src);
-    if (it != src)
+    /* a range or a list is walked directly, anything else iterated (an
+     * iterator's iter() is itself: whether one was taken is not identity) */
+    bool direct = cv_is(src, &code_type_range) || cv_is(src, &code_type_list);
+    cv it = direct ? src : code_iter(vm, src);
+    if (!direct)
         code_decref(vm, src);
     if (!it)
         return CV_NULL;
@@ -184,7 +185,7 @@ cv code_eval_comp(code_vm *vm, code_frame *f, const code_expr *e)
     }
     code_frame fr = {.fast = fast, .sc = sc};
     comp_run c = {.vm = vm, .f = &fr, .e = e, .acc = acc};
-    int rc = comp_level(&c, 0, it, it != src);
+    int rc = comp_level(&c, 0, it, !direct);
     comp_release(vm, sc, fast);
     CODE_FRAME_SLOTS_FREE(vm, fast, sc->nslots);
     code_decref(vm, it);
