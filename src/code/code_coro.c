@@ -197,6 +197,14 @@ void code_ctx_release(code_ctx *ctx)
     ctx->stack = NULL;
 }
 
+void code_ctx_host_done(code_ctx *ctx)
+{
+#if !defined(__x86_64__)
+    free(ctx->sp);   /* the host's saved ucontext */
+#endif
+    ctx->sp = NULL;
+}
+
 void code_ctx_abandon(code_ctx *ctx)
 {
 #ifdef CODE_ASAN

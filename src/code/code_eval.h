@@ -105,6 +105,8 @@ int code_ctx_make(code_ctx *ctx, size_t size, void (*entry)(void *), void *arg);
  * with frames still on it. */
 void code_ctx_release(code_ctx *ctx);
 void code_ctx_abandon(code_ctx *ctx);
+/* Releases what switching away from the host saved (nothing on x86-64). */
+void code_ctx_host_done(code_ctx *ctx);
 /* Saves the running context into from and runs to. dying: from never runs
  * again (its entry has returned its last value). */
 void code_ctx_switch(code_ctx *from, code_ctx *to, bool dying);

@@ -473,6 +473,7 @@ void code_run_free(code_run *r)
         return;
     struct code_eval *ev = &r->ev;
     code_ctx_abandon(&ev->main);   /* released already if the run ended */
+    code_ctx_host_done(&ev->host);
     if (r->vm.ev) {
         code_gens_release(&r->vm);
         code_sched_destroy(&r->vm);
