@@ -31,6 +31,12 @@
 
 #define GUARD 4096
 
+/* The assembly switch on x86-64; ucontext elsewhere, or when
+ * CODE_CORO_UCONTEXT is defined (to test that path). */
+#if defined(__x86_64__) && !defined(CODE_CORO_UCONTEXT)
+#define CODE_CORO_ASM 1
+#endif
+
 /* ---- the stack cache: per thread, a few stacks of each size ---------------- */
 
 #define CACHE_N 8
@@ -83,7 +89,7 @@ static void stack_put(void *s, size_t size)
 
 /* ---- the switch ----------------------------------------------------------- */
 
-#if defined(__x86_64__)
+#ifdef CODE_CORO_ASM
 void code_ctx_swap_asm(void **save_sp, void *new_sp);
 void code_ctx_boot(void);
 __asm__(".text\n"
@@ -140,7 +146,7 @@ static void ctx_start(code_ctx *c)
     __builtin_trap();   /* an entry switches away for good; it never returns */
 }
 
-#if !defined(__x86_64__)
+#ifndef CODE_CORO_ASM
 static void ctx_start_uc(unsigned hi, unsigned lo)
 {
     ctx_start((code_ctx *)(((uintptr_t)hi << 32) | lo));
@@ -158,7 +164,7 @@ int code_ctx_make(code_ctx *ctx, size_t size, void (*entry)(void *), void *arg)
     ctx->arg = arg;
     ctx->bottom = (char *)ctx->stack + GUARD;
     ctx->bsize = size;
-#if defined(__x86_64__)
+#ifdef CODE_CORO_ASM
     uintptr_t top = ((uintptr_t)ctx->stack + GUARD + size) & ~(uintptr_t)15;
     uint64_t *sp = (uint64_t *)(top - 8);   /* the return address: 8 mod 16 */
     *sp = (uint64_t)(uintptr_t)code_ctx_boot;
@@ -189,17 +195,19 @@ int code_ctx_make(code_ctx *ctx, size_t size, void (*entry)(void *), void *arg)
 
 void code_ctx_release(code_ctx *ctx)
 {
-    if (ctx->stack)
-        stack_put(ctx->stack, ctx->size);
-#if !defined(__x86_64__)
+    if (!ctx->stack)
+        return;   /* never made, or released already */
+    stack_put(ctx->stack, ctx->size);
+#ifndef CODE_CORO_ASM
     free(ctx->sp);
 #endif
+    ctx->sp = NULL;
     ctx->stack = NULL;
 }
 
 void code_ctx_host_done(code_ctx *ctx)
 {
-#if !defined(__x86_64__)
+#ifndef CODE_CORO_ASM
     free(ctx->sp);   /* the host's saved ucontext */
 #endif
     ctx->sp = NULL;
@@ -223,7 +231,7 @@ void code_ctx_switch(code_ctx *from, code_ctx *to, bool dying)
 #else
     (void)dying;
 #endif
-#if defined(__x86_64__)
+#ifdef CODE_CORO_ASM
     code_ctx_swap_asm(&from->sp, to->sp);
 #else
     if (!from->sp)
