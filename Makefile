@@ -43,6 +43,7 @@ bench: build
 	./build/cella-bench-daemon --cella ./build/cella --write docs/performance.md
 	./build/cella-bench-files --cella ./build/cella --write docs/performance.md
 	./build/cella-bench-load --cella ./build/cella --write docs/performance.md
+	./build/cella-bench-code --write docs/performance.md
 
 # Each fuzz target for FUZZ_SECONDS (default 60) from its seed corpus; new
 # inputs go to build-fuzz/corpus, the seeds in fuzz/corpus stay as committed.

@@ -147,7 +147,16 @@ static cv bytes_binop(code_vm *vm, int op, cv a, cv b)
             memcpy(o->s + i * B(s)->len, B(s)->s, B(s)->len);
         return cv_of(o);
     }
+    if (op == CODE_OP_MOD && ab)
+        return code_bytes_printf(vm, a, b);
     return CODE_NOTIMPL;
+}
+
+/* b += x, b *= n: bytes' own errors ("can't concat str to bytes"), which
+ * CPython reports for the augmented forms too. */
+static cv bytes_inplace(code_vm *vm, int op, cv a, cv b)
+{
+    return bytes_binop(vm, op, a, b);
 }
 
 static ssize_t bytes_len(code_vm *vm, cv self)
@@ -345,6 +354,7 @@ const code_type code_type_bytes = {
     .hash = bytes_hash,
     .compare = bytes_compare,
     .binop = bytes_binop,
+    .inplace = bytes_inplace,
     .len = bytes_len,
     .iter = bytes_iter,
     .getitem = bytes_getitem,

@@ -228,7 +228,8 @@ int code_fmt_str(code_sb *out, const code_fspec *f, const char *s, size_t n, siz
     if (f->type && f->type != 's')
         return code_fspec_unknown(vm, f->type, "str");
     if (f->sign)
-        return code_raise_i(vm, &code_exc_ValueError, "Sign not allowed in string format specifier");
+        return code_raise_i(vm, &code_exc_ValueError, "%s not allowed in string format specifier",
+                            f->sign == ' ' ? "Space" : "Sign");
     if (f->z)
         return code_raise_i(vm, &code_exc_ValueError,
                             "Negative zero coercion (z) not allowed in string format specifier");
@@ -386,6 +387,16 @@ static void add_dot0(char *buf, size_t cap)
         memcpy(buf + n, ".0", 3);
 }
 
+/* The alternate form's point: "1e+16" becomes "1.e+16". */
+static void alt_point(char *buf, size_t cap)
+{
+    size_t n = strlen(buf), m = strcspn(buf, "eE");
+    if (memchr(buf, '.', m) || n + 2 > cap)
+        return;
+    memmove(buf + m + 1, buf + m, n - m + 1);
+    buf[m] = '.';
+}
+
 static int fmt_float_value(code_sb *out, const code_fspec *f0, double d, bool from_int)
 {
     code_vm *vm = out->vm;
@@ -432,15 +443,18 @@ static int fmt_float_value(code_sb *out, const code_fspec *f0, double d, bool fr
             code_heap_free(vm, buf, cap);
             return -1;
         }
-    } else if (dot0 && !f.alt) {
+        if (f.alt)
+            alt_point(buf, cap);
+    } else if (dot0) {
         /* No type, a precision: 'g' that switches to an exponent one digit
-         * earlier and keeps a ".0" (CPython's Py_DTSF_ADD_DOT_0). */
+         * earlier and keeps a ".0" (CPython's Py_DTSF_ADD_DOT_0); '#' keeps
+         * the trailing zeros and the point. */
         int p = prec ? (int)prec : 1;
         snprintf(buf, cap, "%.*e", p - 1, a);
         int exp = atoi(strchr(buf, 'e') + 1);
         if (exp < -4 || exp >= p - 1) {
             char *e = strchr(buf, 'e'), *m = e;
-            if (memchr(buf, '.', (size_t)(e - buf))) {
+            if (!f.alt && memchr(buf, '.', (size_t)(e - buf))) {
                 while (m[-1] == '0')
                     m--;
                 if (m[-1] == '.')
@@ -448,16 +462,19 @@ static int fmt_float_value(code_sb *out, const code_fspec *f0, double d, bool fr
             }
             memmove(m, e, strlen(e) + 1);
         } else {
-            snprintf(buf, cap, "%.*f", p - 1 - exp, a);
-            if (strchr(buf, '.')) {
+            snprintf(buf, cap, f.alt ? "%#.*f" : "%.*f", p - 1 - exp, a);
+            if (!f.alt && strchr(buf, '.')) {
                 size_t k = strlen(buf);
                 while (buf[k - 1] == '0')
                     buf[--k] = '\0';
                 if (buf[k - 1] == '.')
                     buf[--k] = '\0';
             }
-            add_dot0(buf, cap);
+            if (!f.alt)
+                add_dot0(buf, cap);
         }
+        if (f.alt)
+            alt_point(buf, cap);
     } else {
         char fmt[8] = "%";
         size_t k = 1;
@@ -518,7 +535,8 @@ cv code_format(code_vm *vm, cv value, cv spec)
     const char *s = code_str_cstr(spec);
     size_t n = code_str_len(spec);
     int kind = cv_kind(value);
-    if (n == 0 && kind != CODE_K_FLOAT && kind != CODE_K_INT)
+    /* An empty spec is str(value) for every type (f"{x}"'s common case). */
+    if (n == 0)
         return code_str_of(vm, value);
     code_fspec f;
     code_sb b;

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+extern cv code_lib_type_attr(code_vm *vm, const code_type *t, const char *name)
+    __attribute__((weak));
+
 #define IMMORTAL(t) { .type = (t), .rc = CODE_RC_IMMORTAL, .size = 0 }
 
 code_obj code_none_obj = IMMORTAL(&code_type_none);
@@ -205,6 +208,11 @@ static cv type_getattr(code_vm *vm, cv self, const char *name)
     const code_type *t = (const code_type *)cv_obj(self);
     if (!strcmp(name, "__name__") || !strcmp(name, "__qualname__"))
         return code_str_from_cstr(vm, t->name);
+    /* Class attributes of the library's types (timezone.utc, date.min). A
+     * weak reference, so the core alone does not pull the library into a
+     * link (unit tests with stand-ins); any program that imports has it. */
+    if (code_lib_type_attr)
+        return code_lib_type_attr(vm, t, name);
     return CV_NULL;
 }
 
@@ -258,10 +266,20 @@ static cv cfunc_call(code_vm *vm, cv self, cv *args, size_t nargs, cv kw)
     return code_call_with_self(vm, f->fn, f->self, args, nargs, kw);
 }
 
+static cv cfunc_getattr(code_vm *vm, cv self, const char *name)
+{
+    const code_cfunc_obj *f = (const code_cfunc_obj *)cv_obj(self);
+    if (!strcmp(name, "__name__") || !strcmp(name, "__qualname__"))
+        return code_str_from_cstr(vm, f->name);
+    if (!strcmp(name, "__self__") && f->self)
+        return code_incref(f->self);
+    return CV_NULL;
+}
+
 const code_type code_type_cfunc = {
     .ob = TYPE_HEAD, .name = "builtin_function_or_method", .kind = CODE_K_CFUNC,
     .dealloc = cfunc_dealloc, .repr = cfunc_repr, .hash = ident_hash,
-    .compare = ident_compare, .call = cfunc_call,
+    .compare = ident_compare, .call = cfunc_call, .getattr = cfunc_getattr,
 };
 
 cv code_cfunc_new(code_vm *vm, const char *name, code_cfunc fn, cv self)

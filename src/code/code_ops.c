@@ -128,7 +128,9 @@ int code_eq(code_vm *vm, cv v, cv w)
     return code_compare_bool(vm, v, w, CODE_CMP_EQ);
 }
 
-cv code_binop(code_vm *vm, int op, cv a, cv b)
+/* a op b by the slots, CPython's order: CODE_NOTIMPL when neither side
+ * supports it. */
+static cv binop_try(code_vm *vm, int op, cv a, cv b)
 {
     const code_type *ta = cv_type(a), *tb = cv_type(b);
     cv r = CODE_NOTIMPL;
@@ -141,10 +143,16 @@ cv code_binop(code_vm *vm, int op, cv a, cv b)
         r = ta->binop(vm, op, a, b);
     if (r == CODE_NOTIMPL && !tried_b && tb->binop && tb->binop != ta->binop)
         r = tb->binop(vm, op, a, b);
+    return r;
+}
+
+cv code_binop(code_vm *vm, int op, cv a, cv b)
+{
+    cv r = binop_try(vm, op, a, b);
     if (r != CODE_NOTIMPL)
         return r;
     return code_raise(vm, &code_exc_TypeError, "unsupported operand type(s) for %s: '%s' and '%s'",
-                      code_binop_symbol(op), ta->name, tb->name);
+                      code_binop_symbol(op), code_type_name(a), code_type_name(b));
 }
 
 cv code_binop_inplace(code_vm *vm, int op, cv a, cv b)
@@ -155,15 +163,13 @@ cv code_binop_inplace(code_vm *vm, int op, cv a, cv b)
         if (r != CODE_NOTIMPL)
             return r;
     }
-    cv r = code_binop(vm, op, a, b);
-    if (!r && code_exc_matches(vm, &code_exc_TypeError) && op != CODE_OP_POW) {
-        /* CPython names the augmented operator: "+=". */
-        code_exc_clear(vm);
-        return code_raise(vm, &code_exc_TypeError,
-                          "unsupported operand type(s) for %s=: '%s' and '%s'",
-                          code_binop_symbol(op), ta->name, code_type_name(b));
-    }
-    return r;
+    cv r = binop_try(vm, op, a, b);
+    if (r != CODE_NOTIMPL)
+        return r;
+    /* CPython names the augmented operator: "+=", "**=". */
+    return code_raise(vm, &code_exc_TypeError, "unsupported operand type(s) for %s=: '%s' and '%s'",
+                      op == CODE_OP_POW ? "**" : code_binop_symbol(op), ta->name,
+                      code_type_name(b));
 }
 
 cv code_unop(code_vm *vm, int op, cv a)

@@ -1,7 +1,8 @@
-/* Code mode's printf-style formatting, str % args, as CPython 3.11's
- * PyUnicode_Format: %(key) lookups in a mapping, flags "-+ #0", * widths and
- * precisions, the conversions s r a d i u o x X e E f F g G c %, and its
- * messages. Numbers go through the same renderer as format(). */
+/* Code mode's printf-style formatting, str % args and bytes % args, as
+ * CPython 3.11's PyUnicode_Format and _PyBytes_FormatEx: %(key) lookups in a
+ * mapping, flags "-+ #0", * widths and precisions, the conversions s r a d i
+ * u o x X e E f F g G c % (and b for bytes), and their messages. Numbers go
+ * through the same renderer as format(). */
 #include "code/code_format.h"
 
 #include <string.h>
@@ -12,6 +13,7 @@ typedef struct pf {
     cv *items;                   /* positional items (a tuple's, or &args) */
     size_t n, next;
     bool mapping;                /* the operand is a dict (or list: CPython's check) */
+    bool bytes;                  /* bytes % args */
 } pf;
 
 static cv next_arg(pf *p)
@@ -28,6 +30,43 @@ static bool is_intlike(cv v)
 }
 
 /* One conversion's text, before the width padding. */
+/* bytes' own conversions: %s and %b take bytes, %c an int below 256 or
+ * one byte. */
+static int convert_bytes(pf *p, code_sb *out, char type, cv v, const code_fspec *f0)
+{
+    code_vm *vm = p->vm;
+    code_fspec g = *f0;
+    g.type = 0;
+    g.sign = 0;
+    g.alt = false;
+    if (type == 'c') {
+        char c;
+        if (cv_is(v, &code_type_bytes) && code_bytes_p(v)->len == 1)
+            c = (char)code_bytes_p(v)->s[0];
+        else if (is_intlike(v)) {
+            int64_t i;
+            if (cv_kind(v) == CODE_K_BOOL)
+                i = v == CODE_TRUE;
+            else if (!code_int_to_i64(v, &i))
+                i = -1;
+            if (i < 0 || i > 255)
+                return code_raise_i(vm, &code_exc_OverflowError, "%%c arg not in range(256)");
+            c = (char)i;
+        } else
+            return code_raise_i(vm, &code_exc_TypeError,
+                                "%%c requires an integer in range(256) or a single byte");
+        g.prec = -1;
+        return code_fmt_str(out, &g, &c, 1, 1);
+    }
+    if (!cv_is(v, &code_type_bytes))
+        return code_raise_i(vm, &code_exc_TypeError,
+                            "%%b requires a bytes-like object, or an object that implements "
+                            "__bytes__, not '%s'",
+                            code_type_name(v));
+    size_t n = code_bytes_p(v)->len;
+    return code_fmt_str(out, &g, (const char *)code_bytes_p(v)->s, n, n);
+}
+
 static int convert(pf *p, code_sb *out, char type, cv v, const code_fspec *f0, bool zero)
 {
     code_vm *vm = p->vm;
@@ -36,15 +75,22 @@ static int convert(pf *p, code_sb *out, char type, cv v, const code_fspec *f0, b
         f.fill = "0";
         f.align = '=';
     }
+    if (p->bytes && (type == 's' || type == 'b' || type == 'c'))
+        return convert_bytes(p, out, type, v, f0);
     switch (type) {
     case 's':
     case 'r':
     case 'a': {
-        cv s = type == 's' ? code_str_of(vm, v) : type == 'r' ? code_repr(vm, v) : code_ascii_of(vm, v);
+        cv s = type == 's'                ? code_str_of(vm, v)
+               : type == 'r' && !p->bytes ? code_repr(vm, v)
+                                          : code_ascii_of(vm, v);
         if (!s)
             return -1;
+        /* Only width, precision and '-' count for text. */
         code_fspec g = *f0;
         g.type = 0;
+        g.sign = 0;
+        g.alt = false;
         int rc = code_fmt_str(out, &g, code_str_cstr(s), code_str_len(s), code_str_p(s)->nchars);
         code_decref(vm, s);
         return rc;
@@ -144,6 +190,8 @@ static int convert(pf *p, code_sb *out, char type, cv v, const code_fspec *f0, b
         code_fspec g = *f0;
         g.prec = -1;
         g.type = 0;
+        g.sign = 0;
+        g.alt = false;
         return code_fmt_str(out, &g, u, n, 1);
     }
     default:
@@ -151,9 +199,9 @@ static int convert(pf *p, code_sb *out, char type, cv v, const code_fspec *f0, b
     }
 }
 
-cv code_str_printf(code_vm *vm, cv fmt, cv args)
+static cv printf_impl(code_vm *vm, cv fmt, cv args, bool bytes)
 {
-    pf p = {.vm = vm, .args = args};
+    pf p = {.vm = vm, .args = args, .bytes = bytes};
     if (cv_is(args, &code_type_tuple)) {
         p.items = ((code_tuple *)cv_obj(args))->v;
         p.n = ((code_tuple *)cv_obj(args))->n;
@@ -162,8 +210,8 @@ cv code_str_printf(code_vm *vm, cv fmt, cv args)
         p.n = 1;
         p.mapping = cv_is(args, &code_type_dict) || cv_is(args, &code_type_list);
     }
-    const char *s = code_str_cstr(fmt);
-    size_t n = code_str_len(fmt), i = 0;
+    const char *s = bytes ? (const char *)code_bytes_p(fmt)->s : code_str_cstr(fmt);
+    size_t n = bytes ? code_bytes_p(fmt)->len : code_str_len(fmt), i = 0;
     code_sb b;
     code_sb_init(&b, vm);
     bool used_key = false;
@@ -175,10 +223,17 @@ cv code_str_printf(code_vm *vm, cv fmt, cv args)
         i += lit;
         if (i >= n)
             break;
-        size_t at = i++;                 /* the '%' */
+        i++;                             /* the '%' */
         if (i >= n) {
             code_raise(vm, &code_exc_ValueError, "incomplete format");
             goto fail;
+        }
+        /* "%%" is a literal only right after the '%' ("% %" is an error). */
+        if (s[i] == '%') {
+            if (code_sb_add(&b, "%", 1))
+                goto fail;
+            i++;
+            continue;
         }
         cv v = CV_NULL, owned = CV_NULL;
         if (s[i] == '(') {
@@ -198,13 +253,19 @@ cv code_str_printf(code_vm *vm, cv fmt, cv args)
                 code_raise(vm, &code_exc_ValueError, "incomplete format key");
                 goto fail;
             }
-            cv key = code_str_new(vm, s + k0, i - 1 - k0);
+            cv key = bytes ? code_bytes_new(vm, s + k0, i - 1 - k0)
+                           : code_str_new(vm, s + k0, i - 1 - k0);
             if (!key)
                 goto fail;
-            owned = v = code_getitem(vm, args, key);
+            owned = code_getitem(vm, args, key);
             code_decref(vm, key);
-            if (!v)
+            if (!owned)
                 goto fail;
+            /* As CPython: the value becomes the one argument left, for a
+             * '*' as much as for the conversion ("%(a)*d" runs short). */
+            p.items = &owned;
+            p.n = 1;
+            p.next = 0;
             used_key = true;
         }
         code_fspec f;
@@ -274,25 +335,23 @@ cv code_str_printf(code_vm *vm, cv fmt, cv args)
             goto fail_v;
         }
         size_t ti = i;
-        uint32_t type = code_utf8_next(s, &i);
-        if (type == '%') {
-            if (code_sb_add(&b, "%", 1))
-                goto fail_v;
-            code_decref(vm, owned);
-            continue;
-        }
-        if (!strchr("sradiuoxXeEfFgGc", (int)type) || type == 0) {
-            size_t idx = code_str_charindex(code_str_p(fmt), ti);
+        uint32_t type = bytes ? (unsigned char)s[i++] : code_utf8_next(s, &i);
+        /* The argument is taken before the conversion is looked at, as
+         * CPython does: a missing one is the error that wins. */
+        if (!(v = next_arg(&p)))
+            goto fail_v;
+        if (type >= 0x80 || type == 0 ||
+            !strchr(bytes ? "sbradiuoxXeEfFgGc" : "sradiuoxXeEfFgGc", (int)type)) {
+            size_t idx = bytes ? ti : code_str_charindex(code_str_p(fmt), ti);
             code_raise(vm, &code_exc_ValueError,
                        "unsupported format character '%c' (0x%x) at index %zu",
-                       type >= 31 && type <= 126 ? (char)type : '?', type, idx);
+                       type >= 32 && type <= 126 ? (char)type : '?', type, idx);
             goto fail_v;
         }
-        (void)at;
-        if (!v && !(v = next_arg(&p)))
-            goto fail_v;
         if (convert(&p, &b, (char)type, v, &f, zero))
             goto fail_v;
+        if (owned)
+            p.n = p.next = 0;
         code_decref(vm, owned);
         continue;
     fail_v:
@@ -300,11 +359,27 @@ cv code_str_printf(code_vm *vm, cv fmt, cv args)
         goto fail;
     }
     if (p.next < p.n && !p.mapping && !used_key) {
-        code_raise(vm, &code_exc_TypeError, "not all arguments converted during string formatting");
+        code_raise(vm, &code_exc_TypeError, "not all arguments converted during %s formatting",
+                   bytes ? "bytes" : "string");
         goto fail;
+    }
+    if (bytes) {
+        cv r = code_bytes_new(vm, b.p ? b.p : "", b.len);
+        code_sb_free(&b);
+        return r;
     }
     return code_sb_finish(&b);
 fail:
     code_sb_free(&b);
     return CV_NULL;
+}
+
+cv code_str_printf(code_vm *vm, cv fmt, cv args)
+{
+    return printf_impl(vm, fmt, args, false);
+}
+
+cv code_bytes_printf(code_vm *vm, cv fmt, cv args)
+{
+    return printf_impl(vm, fmt, args, true);
 }

@@ -340,21 +340,26 @@ static cv str_slice(code_vm *vm, cv self, cv key)
             if (code_sb_add(&b, s->s + i, 1))
                 break;
     } else {
-        /* Byte offsets of every character once, then the picks. */
-        size_t *offs = code_heap_alloc(vm, (s->nchars + 1) * sizeof(size_t));
-        if (!offs) {
-            code_sb_free(&b);
-            return CV_NULL;
-        }
-        for (size_t i = 0, ci = 0; ci <= s->nchars; ci++) {
-            offs[ci] = i;
-            if (ci < s->nchars)
-                i += code_utf8_seqlen((unsigned char)s->s[i]);
-        }
-        for (ssize_t k = 0, i = start; k < count; k++, i += step)
-            if (code_sb_add(&b, s->s + offs[i], offs[i + 1] - offs[i]))
+        /* Walk from pick to pick, forwards or backwards: no table of
+         * offsets, so a slice costs no more memory than its result. */
+        size_t off = code_str_offset(s, (size_t)start);
+        for (ssize_t k = 0; k < count; k++) {
+            size_t len = code_utf8_seqlen((unsigned char)s->s[off]);
+            if (code_sb_add(&b, s->s + off, len))
                 break;
-        code_heap_free(vm, offs, (s->nchars + 1) * sizeof(size_t));
+            if (k + 1 == count)
+                break;
+            if (step > 0) {
+                for (ssize_t j = 0; j < step; j++)
+                    off += code_utf8_seqlen((unsigned char)s->s[off]);
+            } else {
+                for (ssize_t j = 0; j < -step; j++) {
+                    off--;
+                    while (((unsigned char)s->s[off] & 0xC0) == 0x80)
+                        off--;
+                }
+            }
+        }
     }
     if (b.failed) {
         code_sb_free(&b);

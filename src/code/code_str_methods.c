@@ -90,8 +90,9 @@ static int nargs_check(code_vm *vm, const char *name, size_t nargs, cv kwnames, 
 
 /* ---- find, index, count ---- */
 
-/* The sub-range [*a, *b) of self in bytes for start/end arguments; false
- * when the range starts past the end (nothing can match, not even ""). */
+/* The sub-range [*a, *b) of self in bytes for start/end arguments; 0 when
+ * the range starts past the end or past its own end (nothing can match, not
+ * even ""). */
 static int byte_range(code_vm *vm, cv self, cv *args, size_t nargs, size_t first, size_t *a,
                       size_t *b)
 {
@@ -100,10 +101,10 @@ static int byte_range(code_vm *vm, cv self, cv *args, size_t nargs, size_t first
                             nargs > first + 1 ? args[first + 1] : CV_NULL, S(self)->nchars, &lo,
                             &hi))
         return -1;
-    if (lo > S(self)->nchars)
+    if (lo > S(self)->nchars || hi < lo)
         return 0;
     *a = code_str_offset(S(self), lo);
-    *b = hi < lo ? *a : code_str_offset(S(self), hi);
+    *b = code_str_offset(S(self), hi);
     return 1;
 }
 

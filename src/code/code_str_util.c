@@ -48,10 +48,20 @@ bool code_ascii_only(const char *s, size_t n)
     return true;
 }
 
+/* Continuation bytes (10xxxxxx) among eight: bit 7 set and bit 6 clear. */
+static inline unsigned cont8(const char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return (unsigned)__builtin_popcountll(w & ~(w << 1) & 0x8080808080808080ull);
+}
+
 size_t code_utf8_count(const char *s, size_t n)
 {
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++)
+    size_t c = 0, i = 0;
+    for (; i + 8 <= n; i += 8)
+        c += 8 - cont8(s + i);
+    for (; i < n; i++)
         c += ((unsigned char)s[i] & 0xC0) != 0x80;
     return c;
 }
@@ -104,12 +114,23 @@ size_t code_str_offset(const code_str *s, size_t ci)
         return ci;
     if (ci >= s->nchars)
         return s->len;
-    /* Walk from the nearer end. */
+    /* Walk from the nearer end; forwards eight bytes at a time while whole
+     * words of characters can be skipped. */
     if (ci <= s->nchars / 2) {
-        size_t i = 0;
-        while (ci--)
-            i += code_utf8_seqlen((unsigned char)s->s[i]);
-        return i;
+        size_t i = 0, left = ci;
+        while (left >= 8 && i + 8 <= s->len) {
+            left -= 8 - cont8(s->s + i);
+            i += 8;
+        }
+        /* i may be inside a character already counted: skip its tail. */
+        for (;;) {
+            while (i < s->len && ((unsigned char)s->s[i] & 0xC0) == 0x80)
+                i++;
+            if (!left)
+                return i;
+            i++;
+            left--;
+        }
     }
     size_t i = s->len, back = s->nchars - ci;
     while (back--) {

@@ -171,8 +171,9 @@ cv code_bytes_m_istitle(code_vm *, cv *, size_t, cv);
 cv code_bytes_m_isascii(code_vm *, cv *, size_t, cv);
 cv code_str_method_format(code_vm *vm, cv *args, size_t nargs, cv kwnames);
 cv code_str_method_format_map(code_vm *vm, cv *args, size_t nargs, cv kwnames);
-/* fmt % args (printf-style), for str. */
+/* fmt % args (printf-style), for str and for bytes. */
 cv code_str_printf(code_vm *vm, cv fmt, cv args);
+cv code_bytes_printf(code_vm *vm, cv fmt, cv args);
 /* str.format's engine: positional args tuple, kwargs a dict or CV_NULL. */
 cv code_str_vformat(code_vm *vm, cv fmt, cv *args, size_t nargs, cv kwargs);
 /* Formats the digits of int v in base 2, 8, 10 or 16 (lowercase), no sign,

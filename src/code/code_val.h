@@ -492,6 +492,10 @@ int code_mod_re_init(code_vm *vm, cv dict);
 int code_mod_datetime_init(code_vm *vm, cv dict);
 int code_mod_asyncio_init(code_vm *vm, cv dict);
 
+/* A class attribute of a library type (timezone.utc, date.min,
+ * timedelta.max): a new reference, or CV_NULL with no exception when the
+ * type has none. The type of types' getattr asks it (code_mod_datetime.c). */
+cv code_lib_type_attr(code_vm *vm, const code_type *t, const char *name);
 /* A builtin name's value (borrowed, immortal) or CV_NULL. */
 cv code_builtin_lookup(const char *name);
 /* import: the module object (new reference), or ModuleNotFoundError. */

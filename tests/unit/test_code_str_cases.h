@@ -3116,3 +3116,219 @@ CASE(M(BY("ab"), "center", 0, 0),
 CASE(M(BY("ab"), "title", 1, 0, I(1LL)),
      "!TypeError: bytes.title() takes no arguments (1 given)",
      "b'ab'.title(1)")
+CASE(BIN(CODE_OP_MOD, S("A%.2f%\342\200\250"), TUP(1, I(65LL))),
+     "!TypeError: not enough arguments for format string",
+     "'A%.2f%\\u2028' % (65,)")
+CASE(BIN(CODE_OP_MOD, S("%-5d%\307\205"), TUP(1, I(5LL))),
+     "!TypeError: not enough arguments for format string",
+     "'%-5d%\307\205' % (5,)")
+CASE(BIN(CODE_OP_MOD, S("% %-5d"), TUP(1, TRUE)),
+     "!ValueError: unsupported format character '%' (0x25) at index 2",
+     "'% %-5d' % (True,)")
+CASE(BIN(CODE_OP_MOD, S("%-%10.3g"), TUP(1, I(20LL))),
+     "!ValueError: unsupported format character '%' (0x25) at index 2",
+     "'%-%10.3g' % (20,)")
+CASE(BIN(CODE_OP_MOD, S("%1%5s"), TUP(1, I(65LL))),
+     "!ValueError: unsupported format character '%' (0x25) at index 2",
+     "'%1%5s' % (65,)")
+CASE(BIN(CODE_OP_MOD, S("%5%"), TUP(0)),
+     "!TypeError: not enough arguments for format string",
+     "'%5%' % ()")
+CASE(BIN(CODE_OP_MOD, S("%5%"), TUP(1, I(1LL))),
+     "!ValueError: unsupported format character '%' (0x25) at index 2",
+     "'%5%' % (1,)")
+CASE(BIN(CODE_OP_MOD, S("%(a)%"), DCT(1, S("a"), I(1LL))),
+     "!ValueError: unsupported format character '%' (0x25) at index 4",
+     "'%(a)%' % {'a': 1}")
+CASE(BIN(CODE_OP_MOD, S("% %"), TUP(1, I(1LL))),
+     "!ValueError: unsupported format character '%' (0x25) at index 2",
+     "'% %' % (1,)")
+CASE(BIN(CODE_OP_MOD, S("%s %"), TUP(1, I(1LL))),
+     "!ValueError: incomplete format",
+     "'%s %' % (1,)")
+CASE(BIN(CODE_OP_MOD, S("%(a)"), DCT(1, S("a"), I(1LL))),
+     "!ValueError: incomplete format",
+     "'%(a)' % {'a': 1}")
+CASE(BIN(CODE_OP_MOD, S("%(a)5"), DCT(1, S("a"), I(1LL))),
+     "!ValueError: incomplete format",
+     "'%(a)5' % {'a': 1}")
+CASE(BIN(CODE_OP_MOD, S("%."), TUP(1, I(1LL))),
+     "!ValueError: incomplete format",
+     "'%.' % (1,)")
+CASE(BIN(CODE_OP_MOD, S("%*"), TUP(1, I(1LL))),
+     "!ValueError: incomplete format",
+     "'%*' % (1,)")
+CASE(BIN(CODE_OP_MOD, S("%5"), TUP(0)),
+     "!ValueError: incomplete format",
+     "'%5' % ()")
+CASE(FMT(S("\011\346\227\245"), S(" #05")),
+     "!ValueError: Space not allowed in string format specifier",
+     "format('\\t\346\227\245', ' #05')")
+CASE(FMT(S(""), S(" ")),
+     "!ValueError: Space not allowed in string format specifier",
+     "format('', ' ')")
+CASE(FMT(I(1LL), S(" c")),
+     "!ValueError: Sign not allowed with integer format specifier 'c'",
+     "format(1, ' c')")
+CASE(FMT(FL(0.0), S(">+#04,.1")),
+     "='+0.e+00'",
+     "format(0.0, '>+#04,.1')")
+CASE(FMT(FL(1e+16), S(" #0,")),
+     "=' 1.e+16'",
+     "format(1e+16, ' #0,')")
+CASE(FMT(FL(1e+16), S("#")),
+     "='1.e+16'",
+     "format(1e16, '#')")
+CASE(FMT(FL(1e-07), S("#")),
+     "='1.e-07'",
+     "format(1e-7, '#')")
+CASE(FMT(FL(100.0), S("#.3")),
+     "='1.00e+02'",
+     "format(100.0, '#.3')")
+CASE(FMT(FL(1.5), S("#.3")),
+     "='1.50'",
+     "format(1.5, '#.3')")
+CASE(FMT(FL(0.0), S("#.1")),
+     "='0.e+00'",
+     "format(0.0, '#.1')")
+CASE(FMT(FL(10.0), S("#.2")),
+     "='1.0e+01'",
+     "format(10.0, '#.2')")
+CASE(FMT(FL(123.0), S("#.5")),
+     "='123.00'",
+     "format(123.0, '#.5')")
+CASE(FMT(FL(INFINITY), S("#")),
+     "='inf'",
+     "format(1e308 * 10, '#')")
+CASE(FMT(FL(0.0001), S("#.2")),
+     "='0.00010'",
+     "format(0.0001, '#.2')")
+CASE(FMT(FL(1.0), S("#")),
+     "='1.0'",
+     "format(1.0, '#')")
+CASE(FMT(FL(2.0), S("#.0")),
+     "='2.e+00'",
+     "format(2.0, '#.0')")
+CASE(M(S("abc"), "startswith", 3, 0, S(""), I(2LL), I(1LL)),
+     "=False",
+     "'abc'.startswith('', 2, 1)")
+CASE(M(S("abc"), "endswith", 3, 0, S(""), I(2LL), I(1LL)),
+     "=False",
+     "'abc'.endswith('', 2, 1)")
+CASE(M(S("abc"), "find", 3, 0, S(""), I(2LL), I(1LL)),
+     "=-1",
+     "'abc'.find('', 2, 1)")
+CASE(M(S("abc"), "rfind", 3, 0, S(""), I(2LL), I(1LL)),
+     "=-1",
+     "'abc'.rfind('', 2, 1)")
+CASE(M(S("abc"), "count", 3, 0, S(""), I(2LL), I(1LL)),
+     "=0",
+     "'abc'.count('', 2, 1)")
+CASE(M(S("abc"), "index", 3, 0, S(""), I(2LL), I(1LL)),
+     "!ValueError: substring not found",
+     "'abc'.index('', 2, 1)")
+CASE(M(S("\302\205.\303\211\307\205\303\211x-1"), "count", 3, 0, S(""), I(-3LL), I(0LL)),
+     "=0",
+     "'\\x85.\303\211\307\205\303\211x-1'.count('', -3, 0)")
+CASE(M(BY("abc"), "startswith", 3, 0, BY(""), I(2LL), I(1LL)),
+     "=False",
+     "b'abc'.startswith(b'', 2, 1)")
+CASE(M(BY("abc"), "find", 3, 0, BY(""), I(2LL), I(1LL)),
+     "=-1",
+     "b'abc'.find(b'', 2, 1)")
+CASE(M(BY("abc"), "count", 3, 0, BY(""), I(2LL), I(1LL)),
+     "=0",
+     "b'abc'.count(b'', 2, 1)")
+CASE(BIN(CODE_OP_MOD, S("%\331\243%x1\342\200\250"), TUP(1, NONE)),
+     "!ValueError: unsupported format character '\077' (0x663) at index 1",
+     "'%\331\243%x1\\u2028' % (None,)")
+CASE(BIN(CODE_OP_MOD, S("%c"), TUP(1, NONE)),
+     "!TypeError: %c requires int or char",
+     "'%c' % (None,)")
+CASE(BIN(CODE_OP_MOD, S("%(a)s %s"), DCT(1, S("a"), I(1LL))),
+     "!TypeError: not enough arguments for format string",
+     "'%(a)s %s' % {'a': 1}")
+CASE(BIN(CODE_OP_MOD, S("%(a)*d"), DCT(1, S("a"), I(3LL))),
+     "!TypeError: not enough arguments for format string",
+     "'%(a)*d' % {'a': 3}")
+CASE(BIN(CODE_OP_MOD, S("%(a)*d|"), DCT(1, S("a"), S("x"))),
+     "!TypeError: * wants int",
+     "'%(a)*d|' % {'a': 'x'}")
+CASE(BIN(CODE_OP_MOD, S("%(a).*f"), DCT(1, S("a"), I(2LL))),
+     "!TypeError: not enough arguments for format string",
+     "'%(a).*f' % {'a': 2}")
+CASE(BIN(CODE_OP_MOD, S("%s %(a)s %s"), DCT(1, S("a"), I(1LL))),
+     "!TypeError: not enough arguments for format string",
+     "'%s %(a)s %s' % {'a': 1}")
+CASE(BIN(CODE_OP_MOD, S("%(a)s %(a)s"), DCT(1, S("a"), I(1LL))),
+     "='1 1'",
+     "'%(a)s %(a)s' % {'a': 1}")
+CASE(BIN(CODE_OP_MOD, S("%(a)s"), LST(1, I(1LL))),
+     "!TypeError: list indices must be integers or slices, not str",
+     "'%(a)s' % [1]")
+CASE(BIN(CODE_OP_MOD, BY("%s"), S("a")),
+     "!TypeError: %b requires a bytes-like object, or an object that implements __bytes__, not 'str'",
+     "b'%s' % 'a'")
+CASE(BIN(CODE_OP_MOD, BY("%s %s"), TUP(2, BY("a"), I(1LL))),
+     "!TypeError: %b requires a bytes-like object, or an object that implements __bytes__, not 'int'",
+     "b'%s %s' % (b'a', 1)")
+CASE(BIN(CODE_OP_MOD, BY("%d %x %5.2f"), TUP(3, I(1LL), I(255LL), FL(2.5))),
+     "=b'1 ff  2.50'",
+     "b'%d %x %5.2f' % (1, 255, 2.5)")
+CASE(BIN(CODE_OP_MOD, BY("%c"), I(300LL)),
+     "!OverflowError: %c arg not in range(256)",
+     "b'%c' % 300")
+CASE(BIN(CODE_OP_MOD, BY("%c"), S("a")),
+     "!TypeError: %c requires an integer in range(256) or a single byte",
+     "b'%c' % 'a'")
+CASE(BIN(CODE_OP_MOD, BY("%c%c"), TUP(2, I(65LL), BY("B"))),
+     "=b'AB'",
+     "b'%c%c' % (65, b'B')")
+CASE(BIN(CODE_OP_MOD, BY("%r"), S("\303\251")),
+     "=b\"'\\\\xe9'\"",
+     "b'%r' % '\303\251'")
+CASE(BIN(CODE_OP_MOD, BY("%a"), BY("x")),
+     "=b\"b'x'\"",
+     "b'%a' % b'x'")
+CASE(BIN(CODE_OP_MOD, BY("%s"), TUP(2, BY("a"), BY("b"))),
+     "!TypeError: not all arguments converted during bytes formatting",
+     "b'%s' % (b'a', b'b')")
+CASE(BIN(CODE_OP_MOD, BY("%s %s"), TUP(1, BY("a"))),
+     "!TypeError: not enough arguments for format string",
+     "b'%s %s' % (b'a',)")
+CASE(BIN(CODE_OP_MOD, BY("%(a)s"), DCT(1, BY("a"), BY("x"))),
+     "=b'x'",
+     "b'%(a)s' % {b'a': b'x'}")
+CASE(BIN(CODE_OP_MOD, BY("%z"), I(1LL)),
+     "!ValueError: unsupported format character 'z' (0x7a) at index 1",
+     "b'%z' % 1")
+CASE(BIN(CODE_OP_MOD, BY("%-5s|"), BY("ab")),
+     "=b'ab   |'",
+     "b'%-5s|' % b'ab'")
+CASE(BIN(CODE_OP_MOD, BY("%.1s"), BY("ab")),
+     "=b'a'",
+     "b'%.1s' % b'ab'")
+CASE(BIN(CODE_OP_MOD, BY("%b"), BY("z")),
+     "=b'z'",
+     "b'%b' % b'z'")
+CASE(BIN(CODE_OP_MOD, BY("\377%d"), I(1LL)),
+     "=b'\\xff1'",
+     "b'\\xff%d' % 1")
+CASE(BIN(CODE_OP_MOD, BY("%"), TUP(0)),
+     "!ValueError: incomplete format",
+     "b'%' % ()")
+CASE(BIN(CODE_OP_MOD, BY("100%%"), TUP(0)),
+     "=b'100%'",
+     "b'100%%' % ()")
+CASE(BIN(CODE_OP_MOD, BY("%5c|"), I(65LL)),
+     "=b'    A|'",
+     "b'%5c|' % 65")
+CASE(BIN(CODE_OP_MOD, BY("%05.1f%%"), FL(99.44)),
+     "=b'099.4%'",
+     "b'%05.1f%%' % 99.44")
+CASE(BIN(CODE_OP_MOD, BY("abc"), TUP(0)),
+     "=b'abc'",
+     "b'abc' % ()")
+CASE(BIN(CODE_OP_MOD, BY("abc"), I(1LL)),
+     "!TypeError: not all arguments converted during bytes formatting",
+     "b'abc' % 1")
