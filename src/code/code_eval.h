@@ -96,8 +96,14 @@ typedef struct code_ctx {
     struct code_ctx *from;       /* who switched to it last */
 } code_ctx;
 
-#define CODE_STACK_BIG ((size_t)16 << 20)
-#define CODE_STACK_SMALL ((size_t)1 << 20)
+/* Stack sizes. Reserved address space counts against a worker's
+ * RLIMIT_AS even untouched, and a paused run keeps its main stack, so they
+ * are modest: the main one holds the default depth (1000 calls) several
+ * times over (about 300 to 600 bytes of C stack a Python call, 850 under
+ * ASan); a generator's or a task's holds a few hundred calls, past which
+ * the stack check raises RecursionError before the depth limit would. */
+#define CODE_STACK_BIG ((size_t)8 << 20)
+#define CODE_STACK_SMALL ((size_t)256 << 10)
 
 /* Prepares ctx to run entry(arg) on a fresh (cached) stack of size bytes. */
 int code_ctx_make(code_ctx *ctx, size_t size, void (*entry)(void *), void *arg);
@@ -117,7 +123,10 @@ void code_stack_uncharge(code_vm *vm);
 /* The lowest address a running coroutine may use (for vm->stack_lo). */
 static inline char *code_ctx_lo(const code_ctx *c)
 {
-    return c->stack ? (char *)c->stack + 4096 + 128 * 1024 : NULL;
+    /* a reserve above the guard page for the code that raises and unwinds
+     * (code_guard_enter keeps 64 KiB more for its own paths) */
+    size_t reserve = c->size / 8 < 128 * 1024 ? c->size / 8 : 128 * 1024;
+    return c->stack ? (char *)c->stack + 4096 + reserve : NULL;
 }
 
 /* ---- objects -------------------------------------------------------------- */

@@ -239,7 +239,7 @@ static int task_step(code_vm *vm, code_task *t)
     if (!t->started) {
         if (code_stack_charge(vm))
             return -1;
-        if (code_ctx_make(&t->ctx, CODE_STACK_BIG, task_entry, t)) {
+        if (code_ctx_make(&t->ctx, CODE_STACK_SMALL, task_entry, t)) {
             code_stack_uncharge(vm);
             return code_raise_i(vm, &code_exc_MemoryError, "no stack for a task");
         }
