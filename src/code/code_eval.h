@@ -159,6 +159,7 @@ typedef struct code_gen {
     uint8_t state;               /* CODE_GEN_* */
     bool closing;                /* unwinding for good (freed while suspended) */
     uint64_t serial;             /* for the repr */
+    cv handled;                  /* its exception being handled, while suspended */
     struct code_gen *next, *prev;   /* suspended generators of the run */
 } code_gen;
 enum { CODE_GEN_NEW, CODE_GEN_SUSPENDED, CODE_GEN_RUNNING, CODE_GEN_DONE };

@@ -239,11 +239,16 @@ static void gen_switch_in(code_vm *vm, code_gen *g)
     struct code_eval *ev = vm->ev;
     code_ctx *caller = ev->cur;
     char *lo = vm->stack_lo;
+    cv handled = ev->handled;   /* a generator has its own, as in CPython */
     g->caller = caller;
     ev->cur = &g->ctx;
+    ev->handled = g->handled;
+    g->handled = CV_NULL;
     vm->stack_lo = code_ctx_lo(&g->ctx);
     g->state = CODE_GEN_RUNNING;
     code_ctx_switch(caller, &g->ctx, false);
+    g->handled = ev->handled;
+    ev->handled = handled;
     ev->cur = caller;
     vm->stack_lo = lo;
     if (g->state == CODE_GEN_DONE) {
@@ -304,6 +309,7 @@ static void gen_dealloc(code_vm *vm, code_obj *o)
     }
     code_decref(vm, g->closure);
     code_decref(vm, g->iter0);
+    code_decref(vm, g->handled);
 }
 
 static cv gen_iter(code_vm *vm, cv self)
