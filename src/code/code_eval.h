@@ -360,6 +360,8 @@ cv code_await_one(code_vm *vm, cv a);
 cv code_await(code_vm *vm, cv aw);
 cv code_coro_new(code_vm *vm, const code_func *fn, cv *fast);
 void code_sched_destroy(code_vm *vm);
+/* Drops a wait queue's tasks and its array (an awaitable's dealloc). */
+void code_waitq_release(code_vm *vm, code_waitq *q);
 /* f was answered: its waiters become ready. */
 void code_sched_wake(code_vm *vm, code_future *f);
 /* A limit's exception, or a MemoryError once the memory limit was hit: no

@@ -64,7 +64,7 @@ static void future_dealloc(code_vm *vm, code_obj *o)
     code_future *f = (code_future *)o;
     code_decref(vm, f->value);
     code_decref(vm, f->exc);
-    code_heap_free(vm, f->waiters.v, f->waiters.cap * sizeof(struct code_task *));
+    code_waitq_release(vm, &f->waiters);
 }
 
 static cv future_repr(code_vm *vm, cv self)

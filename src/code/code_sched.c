@@ -29,7 +29,7 @@ static int waitq_add(code_vm *vm, code_waitq *q, code_task *t)
         q->v = nv;
         q->cap = nc;
     }
-    q->v[q->n++] = t;
+    q->v[q->n++] = (code_task *)cv_obj(code_incref(cv_of(t)));   /* held: see waitq_wake */
     return 0;
 }
 
@@ -52,12 +52,27 @@ static void ready_push(code_vm *vm, code_task *t)
     t->blocked = false;
 }
 
+/* The queue holds its tasks: a waiter may end (its gather failed early)
+ * and be dropped by everything else while still listed here. */
 static void waitq_wake(code_vm *vm, code_waitq *q)
 {
-    for (size_t i = 0; i < q->n; i++)
-        if (q->v[i]->blocked)
-            ready_push(vm, q->v[i]);
+    size_t n = q->n;
     q->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        code_task *t = q->v[i];
+        if (t->blocked)
+            ready_push(vm, t);
+        code_decref(vm, cv_of(t));
+    }
+}
+
+void code_waitq_release(code_vm *vm, code_waitq *q)
+{
+    for (size_t i = 0; i < q->n; i++)
+        code_decref(vm, cv_of(q->v[i]));
+    code_heap_free(vm, q->v, q->cap * sizeof(code_task *));
+    q->v = NULL;
+    q->n = q->cap = 0;
 }
 
 void code_sched_wake(code_vm *vm, code_future *f)
@@ -147,7 +162,7 @@ static void task_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, t->result);
     code_decref(vm, t->exc);
     code_decref(vm, t->handled);
-    code_heap_free(vm, t->waiters.v, t->waiters.cap * sizeof(code_task *));
+    code_waitq_release(vm, &t->waiters);
 }
 
 static cv task_repr(code_vm *vm, cv self)

@@ -510,6 +510,18 @@ static void test_async(void **state)
            "    return await asyncio.gather(asyncio.gather(fetch(1), fetch(2)), fetch(3))\n"
            "asyncio.run(main())",
            "", "[[1,2],3]");
+    /* a gather that fails early leaves its other task running; the waiter
+     * it listed is gone when that task ends */
+    EXPECT("import asyncio\ndef helper(x):\n    return fetch(x)\n"
+           "async def w(x):\n    a = helper(x)\n    b = await fetch(x + 100)\n    return a + b\n"
+           "async def boom():\n    raise KeyError('k')\n"
+           "async def main2():\n    try:\n        await asyncio.gather(boom(), w(5))\n"
+           "    except KeyError as e:\n        return 'caught ' + repr(e)\n"
+           "print(asyncio.run(main2()))\n"
+           "async def chain(n):\n    if n == 0:\n        return await fetch(0)\n"
+           "    return 1 + await chain(n - 1)\n"
+           "asyncio.run(chain(50))",
+           "caught KeyError('k')\n", "50");
     EXPECT_ERR("import asyncio\nasync def f():\n    return 1\nasync def g():\n"
                "    return asyncio.run(f())\nasyncio.run(g())",
                "RuntimeError", "asyncio.run() cannot be called from a running event loop", 5);
