@@ -115,7 +115,7 @@ int code_store_name(code_vm *vm, code_frame *f, uint8_t kind, uint32_t slot, cv 
 
 /* ---- operators ------------------------------------------------------------ */
 
-static inline cv binop_fast(code_vm *vm, int op, cv a, cv b)
+static inline cv binop_fast(code_vm *vm, int op, cv a, cv b, int line)
 {
     if (cv_is_small(a) && cv_is_small(b)) {
         int64_t x = cv_small(a), y = cv_small(b), r;
@@ -154,12 +154,14 @@ static inline cv binop_fast(code_vm *vm, int op, cv a, cv b)
             break;
         }
     }
+    if (line)
+        vm->line = line;   /* an error names the operator's line */
     return code_binop(vm, op, a, b);
 }
 
 cv code_binop_fast(code_vm *vm, int op, cv a, cv b)
 {
-    return binop_fast(vm, op, a, b);
+    return binop_fast(vm, op, a, b, 0);
 }
 
 static int cmp_op(int tok)
@@ -378,28 +380,11 @@ static cv eval_slice(code_vm *vm, code_frame *f, const code_expr *e)
 __attribute__((noinline)) static cv eval_rest(code_vm *vm, code_frame *f, const code_expr *e)
 {
     switch ((code_expr_kind)e->kind) {
-    case CODE_E_NAME:
-        return load_name(vm, f, e);
-    case CODE_E_INT: case CODE_E_FLOAT: case CODE_E_STR: case CODE_E_BYTES:
-        return code_incref(vm->ev->prog.consts[e->height]);
-    case CODE_E_BINOP: {
-        cv a = code_eval_fast(vm, f, e->u.bin.l);
-        if (!a)
-            return CV_NULL;
-        cv b = code_eval_fast(vm, f, e->u.bin.r);
-        if (!b) {
-            code_decref(vm, a);
-            return CV_NULL;
-        }
-        cv r = binop_fast(vm, tok_binop[e->op - CODE_T_PLUS], a, b);
-        code_decref(vm, a);
-        code_decref(vm, b);
-        return r;
-    }
+    case CODE_E_NAME: case CODE_E_INT: case CODE_E_FLOAT: case CODE_E_STR: case CODE_E_BYTES:
+    case CODE_E_BINOP: case CODE_E_CALL:
+        break;   /* code_eval_expr's own */
     case CODE_E_COMPARE:
         return eval_compare(vm, f, e);
-    case CODE_E_CALL:
-        return code_eval_call(vm, f, e);
     case CODE_E_NONE: return CODE_NONE;
     case CODE_E_TRUE: return CODE_TRUE;
     case CODE_E_FALSE: return CODE_FALSE;
@@ -490,9 +475,7 @@ cv code_eval_expr(code_vm *vm, code_frame *f, const code_expr *e)
             code_decref(vm, a);
             return CV_NULL;
         }
-        if (!(cv_is_small(a) && cv_is_small(b)))
-            vm->line = e->line;   /* an error names the operator's line */
-        cv r = binop_fast(vm, tok_binop[e->op - CODE_T_PLUS], a, b);
+        cv r = binop_fast(vm, tok_binop[e->op - CODE_T_PLUS], a, b, e->line);
         code_decref(vm, a);
         code_decref(vm, b);
         return r;

@@ -255,6 +255,7 @@ static int exec_while(code_vm *vm, code_frame *f, const code_stmt *s)
 {
     int out;
     for (;;) {
+        vm->line = s->line;   /* the test is the while line's, after the body */
         int t = code_eval_truth(vm, f, s->u.loop.test);
         if (t < 0)
             return CODE_X_ERR;
@@ -311,7 +312,7 @@ static int exec_for(code_vm *vm, code_frame *f, const code_stmt *s)
             return CODE_X_ERR;
         }
         cv v;
-        while ((v = code_next(vm, it))) {
+        while ((vm->line = s->line, v = code_next(vm, it))) {
             int rc = code_assign(vm, f, t, v);
             code_decref(vm, v);
             if (rc) {
@@ -414,25 +415,8 @@ __attribute__((noinline)) static int exec_stmt_rest(code_vm *vm, code_frame *f,
                                                    const code_stmt *s)
 {
     switch ((code_stmt_kind)s->kind) {
-    case CODE_S_EXPR: {
-        cv v = code_eval_expr(vm, f, s->u.expr.value);
-        if (!v)
-            return CODE_X_ERR;
-        code_decref(vm, v);
-        return CODE_X_OK;
-    }
-    case CODE_S_ASSIGN: {
-        cv v = code_eval_fast(vm, f, s->u.assign.value);
-        if (!v)
-            return CODE_X_ERR;
-        for (uint32_t i = 0; i < s->u.assign.n; i++)
-            if (code_assign(vm, f, s->u.assign.targets[i], v)) {
-                code_decref(vm, v);
-                return CODE_X_ERR;
-            }
-        code_decref(vm, v);
-        return CODE_X_OK;
-    }
+    case CODE_S_EXPR: case CODE_S_ASSIGN: case CODE_S_IF: case CODE_S_RETURN:
+        return CODE_X_OK;   /* exec_stmt's own */
     case CODE_S_AUGASSIGN:
         return exec_augassign(vm, f, s) ? CODE_X_ERR : CODE_X_OK;
     case CODE_S_ANNASSIGN: {
@@ -445,15 +429,6 @@ __attribute__((noinline)) static int exec_stmt_rest(code_vm *vm, code_frame *f,
         code_decref(vm, v);
         return rc ? CODE_X_ERR : CODE_X_OK;
     }
-    case CODE_S_IF:
-        for (uint32_t i = 0; i < s->u.if_.n; i++) {
-            int t = code_eval_truth(vm, f, s->u.if_.tests[i]);
-            if (t < 0)
-                return CODE_X_ERR;
-            if (t)
-                return code_exec_block(vm, f, &s->u.if_.bodies[i]);
-        }
-        return code_exec_block(vm, f, &s->u.if_.orelse);
     case CODE_S_WHILE:
         return exec_while(vm, f, s);
     case CODE_S_FOR:
@@ -472,13 +447,6 @@ __attribute__((noinline)) static int exec_stmt_rest(code_vm *vm, code_frame *f,
         code_store_name(vm, f, sc->bind_kind, sc->bind_slot, fn);
         code_decref(vm, fn);
         return CODE_X_OK;
-    }
-    case CODE_S_RETURN: {
-        cv v = s->u.expr.value ? code_eval_fast(vm, f, s->u.expr.value) : CODE_NONE;
-        if (!v)
-            return CODE_X_ERR;
-        f->retval = v;
-        return CODE_X_RETURN;
     }
     case CODE_S_TRY:
         return code_exec_try(vm, f, s);
@@ -536,6 +504,8 @@ static inline __attribute__((always_inline)) int exec_stmt(code_vm *vm, code_fra
     }
     case CODE_S_IF:
         for (uint32_t i = 0; i < s->u.if_.n; i++) {
+            if (i)
+                vm->line = s->u.if_.tests[i]->line;   /* an elif's own line */
             int t = code_eval_truth(vm, f, s->u.if_.tests[i]);
             if (t < 0)
                 return CODE_X_ERR;
