@@ -12,8 +12,14 @@
 #include <string.h>
 
 #define HEAP_GRAN 16
+#ifdef CODE_HEAP_DEBUG
+/* The sanitizer build gives every block its own malloc, so AddressSanitizer
+ * sees each use after free (a pooled block would hide it). */
+#define HEAP_SMALL_MAX 0
+#else
 #define HEAP_SMALL_MAX 512
-#define HEAP_NCLASS (HEAP_SMALL_MAX / HEAP_GRAN)
+#endif
+#define HEAP_NCLASS (512 / HEAP_GRAN)
 #define HEAP_PAGE (64 * 1024)
 
 typedef struct heap_page {

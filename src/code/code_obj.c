@@ -200,7 +200,8 @@ static cv type_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv k
                               "type() with three arguments (making a class) is not supported");
         return code_raise(vm, &code_exc_TypeError, "type() takes 1 or 3 arguments");
     }
-    return cv_of(cv_type(args[0]));
+    /* Host-named exception types live on the heap: a reference. */
+    return code_incref(cv_of(cv_type(args[0])));
 }
 
 static cv type_getattr(code_vm *vm, cv self, const char *name)

@@ -50,6 +50,12 @@ void code_heap_destroy(code_vm *vm);
 int code_vm_init(code_vm *vm, const code_limits *limits, code_alloc_fn alloc, void *ud);
 void code_vm_destroy(code_vm *vm);
 
+/* The run's CPU-time limit (code_eval_func.c): the evaluator calls it every
+ * few thousand loop iterations and calls; a builtin that loops long on its
+ * own (sum over a huge range, a long sort) may call it too. -1 with
+ * TimeoutError once the limit is used up; 0 outside a run. */
+int code_check_time(code_vm *vm);
+
 /* Guards every recursive C path over values (repr of nested lists, ==,
  * hashing tuples, JSON encoding, deep copies): RecursionError past
  * vm->max_depth levels or when the C stack is nearly used up. */

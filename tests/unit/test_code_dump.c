@@ -1,8 +1,7 @@
 /* Code mode's dumps: the record written and read back field by field, and
  * the loader against hostile bytes (every truncation, every corrupted byte,
- * another version or build, forged lengths and counts, bad text); then, once
- * the evaluator is in the library (CODE_DUMP_REPLAY), real runs dumped and
- * loaded by replay. */
+ * another version or build, forged lengths and counts, bad text); then real
+ * runs dumped and loaded by replay. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -352,7 +351,6 @@ static void test_impossible_records(void **state)
     free(buf);
 }
 
-#ifdef CODE_DUMP_REPLAY
 /* ---- real runs: dumped, loaded by replay ---- */
 
 static const char *const fg[] = {"f", "g"};
@@ -639,8 +637,6 @@ static void test_replay_alloc_and_caps(void **state)
     free(buf);
 }
 
-#endif
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -652,13 +648,11 @@ int main(void)
         cmocka_unit_test(test_other_version_or_build),
         cmocka_unit_test(test_forged_counts),
         cmocka_unit_test(test_impossible_records),
-#ifdef CODE_DUMP_REPLAY
         cmocka_unit_test(test_replay_two_calls),
         cmocka_unit_test(test_replay_first_call_and_errors),
         cmocka_unit_test(test_replay_gather),
         cmocka_unit_test(test_replay_refused),
         cmocka_unit_test(test_replay_alloc_and_caps),
-#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
