@@ -207,7 +207,7 @@ static int indentation(code_lexer *lx)
         if (alt != alttop)
             goto taberror;
     } else if (col > top) {
-        if (lx->nindent + 1 > CODE_MAX_INDENT)
+        if (lx->nindent + 1 >= CODE_MAX_INDENT)
             return lx->soft = true,
                    code_error_set(lx->err, "IndentationError", lx->line, 1,
                                   "too many levels of indentation");

@@ -77,7 +77,7 @@ typedef struct code_lexer {
     int *paren_lines;
     int nparen, max_paren;
     /* indentation stack: columns with tabs to multiples of 8, and as 1 */
-    int indents[101], altindents[101];
+    int indents[101], altindents[101];   /* levels 0..CODE_MAX_INDENT - 1 are used */
     int nindent;
     int pending;                 /* > 0: DEDENTs to emit; < 0: an INDENT */
     bool at_bol;                 /* at the beginning of a logical line */

@@ -701,24 +701,33 @@ static void test_depth_limits(void **state)
     deep_ok("(", 399, "1", ")", &o);
     deep_fails("(", 400, "1", ")", "SyntaxError", &o);
     o.max_c_stack = 0;
-    /* blocks: indentation is bounded at 100 levels, as in CPython */
+    /* blocks: 99 levels of indentation parse, the 100th is refused on its own
+     * line, as in CPython (its MAXINDENT of 100 counts the outermost level) */
     char *s = malloc(100000);
     size_t k = 0;
-    for (int i = 0; i < 101; i++) {
-        memset(s + k, ' ', (size_t)i);
-        k += (size_t)i;
-        memcpy(s + k, "if x:\n", 6);
-        k += 6;
-    }
-    memset(s + k, ' ', 101);
-    k += 101;
-    memcpy(s + k, "pass\n", 6);
     parsed r;
-    parse_opts(&r, s, strlen(s), NULL);
-    assert_int_equal(r.rc, -1);
-    assert_string_equal(r.err.type, "IndentationError");
-    assert_string_equal(r.err.msg, "too many levels of indentation");
-    done(&r);
+    for (int n = 99; n <= 101; n++) {
+        k = 0;
+        for (int i = 0; i < n; i++) {
+            memset(s + k, ' ', (size_t)i);
+            k += (size_t)i;
+            memcpy(s + k, "if x:\n", 6);
+            k += 6;
+        }
+        memset(s + k, ' ', (size_t)n);
+        k += (size_t)n;
+        memcpy(s + k, "pass\n", 6);
+        parse_opts(&r, s, strlen(s), NULL);
+        if (n == 99) {
+            assert_int_equal(r.rc, 0);
+        } else {
+            assert_int_equal(r.rc, -1);
+            assert_string_equal(r.err.type, "IndentationError");
+            assert_string_equal(r.err.msg, "too many levels of indentation");
+            assert_int_equal(r.err.line, 101);
+        }
+        done(&r);
+    }
     /* blocks on one line each count as nesting too */
     o.max_nesting = 10;
     k = 0;
