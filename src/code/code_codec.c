@@ -101,6 +101,39 @@ static const char *utf8_check(const unsigned char *s, size_t n, size_t i, size_t
     return NULL;
 }
 
+/* Raises UnicodeDecodeError or UnicodeEncodeError as CPython makes them:
+ * args (encoding, object, start, end, reason), the same as attributes, str()
+ * built from them (code_exc.c). obj is stolen (CV_NULL: memory ran out). */
+static cv raise_unicode(code_vm *vm, const code_type *t, int enc, cv obj, size_t start,
+                        size_t end, const char *reason)
+{
+    if (!obj)
+        return CV_NULL;
+    cv v[5] = { code_str_from_cstr(vm, enc_name(enc)), obj, code_int_from_u64(vm, start),
+                code_int_from_u64(vm, end), code_str_from_cstr(vm, reason) };
+    static const char *const names[5] = { "encoding", "object", "start", "end", "reason" };
+    cv args = CV_NULL, e = CV_NULL;
+    for (int k = 0; k < 5; k++)
+        if (!v[k])
+            goto out;
+    if (!(args = code_tuple_new(vm, 5)))
+        goto out;
+    for (int k = 0; k < 5; k++)
+        ((code_tuple *)cv_obj(args))->v[k] = code_incref(v[k]);
+    if (!(e = code_exc_new(vm, t, args)))
+        goto out;
+    for (int k = 0; k < 5; k++)
+        if (code_exc_set_attr(vm, e, names[k], v[k]) < 0)
+            goto out;
+    code_raise_obj(vm, e);
+    e = CV_NULL;
+out:
+    code_decref(vm, e);
+    for (int k = 0; k < 5; k++)
+        code_decref(vm, v[k]);
+    return CV_NULL;
+}
+
 cv code_codec_decode(code_vm *vm, const unsigned char *s, size_t n, const char *encoding,
                    const char *errors)
 {
@@ -143,14 +176,8 @@ cv code_codec_decode(code_vm *vm, const unsigned char *s, size_t n, const char *
             break;
         case ERR_STRICT:
         case ERR_XMLREF: /* an encoding-only handler: CPython raises the error */
-            if (len == 1)
-                code_raise(vm, &code_exc_UnicodeDecodeError,
-                           "'%s' codec can't decode byte 0x%02x in position %zu: %s",
-                           enc_name(enc), s[i], i, why);
-            else
-                code_raise(vm, &code_exc_UnicodeDecodeError,
-                           "'%s' codec can't decode bytes in position %zu-%zu: %s", enc_name(enc),
-                           i, i + len - 1, why);
+            raise_unicode(vm, &code_exc_UnicodeDecodeError, enc, code_bytes_new(vm, s, n), i,
+                          i + len, why);
             goto fail;
         default:
             code_raise(vm, &code_exc_LookupError, "unknown error handler name '%s'", errors);
@@ -222,16 +249,9 @@ cv code_codec_encode(code_vm *vm, cv str, const char *encoding, const char *erro
                 j = k;
                 end++;
             }
-            const char *lim = enc == ENC_ASCII ? "128" : "256";
-            if (end == ci + 1) {
-                put_escaped_char(e, sizeof(e), c);
-                code_raise(vm, &code_exc_UnicodeEncodeError,
-                           "'%s' codec can't encode character '%s' in position %zu: ordinal not in range(%s)",
-                           enc_name(enc), e, ci, lim);
-            } else
-                code_raise(vm, &code_exc_UnicodeEncodeError,
-                           "'%s' codec can't encode characters in position %zu-%zu: ordinal not in range(%s)",
-                           enc_name(enc), ci, end - 1, lim);
+            raise_unicode(vm, &code_exc_UnicodeEncodeError, enc, code_incref(str), ci, end,
+                          enc == ENC_ASCII ? "ordinal not in range(128)"
+                                           : "ordinal not in range(256)");
             goto fail;
         }
         default:

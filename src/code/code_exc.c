@@ -1,5 +1,6 @@
 /* Exceptions: the builtin hierarchy (CPython 3.11's, restricted to what code
  * mode can raise or catch), instances, and raising. */
+#include "code/code_lib.h"
 #include "code/code_vm.h"
 
 #include <stdarg.h>
@@ -12,6 +13,75 @@ static void exc_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, e->args);
     code_decref(vm, e->cause);
     code_decref(vm, e->context);
+    code_decref(vm, e->attrs);
+}
+
+int code_exc_set_attr(code_vm *vm, cv exc, const char *name, cv value)
+{
+    code_exc *e = (code_exc *)cv_obj(exc);
+    if (!e->attrs && !(e->attrs = code_dict_new(vm)))
+        return -1;
+    cv key = code_str_from_cstr(vm, name);
+    if (!key)
+        return -1;
+    int rc = code_dict_set(vm, e->attrs, key, value);
+    code_decref(vm, key);
+    return rc;
+}
+
+/* An extra attribute (borrowed), or CV_NULL. */
+static cv exc_attr(code_vm *vm, cv exc, const char *name)
+{
+    cv a = ((code_exc *)cv_obj(exc))->attrs, v = CV_NULL;
+    if (a && code_dict_get_cstr(vm, a, name, &v) < 0) {
+        code_exc_clear(vm);      /* str keys only: cannot fail but for memory */
+        return CV_NULL;
+    }
+    return v;
+}
+
+/* str() of a UnicodeDecodeError or UnicodeEncodeError made by the codecs:
+ * CPython builds it from the attributes, its args being (encoding, object,
+ * start, end, reason). CV_NULL with no exception if they are not all there. */
+static cv unicode_exc_str(code_vm *vm, cv exc, bool decode)
+{
+    cv enc = exc_attr(vm, exc, "encoding"), obj = exc_attr(vm, exc, "object");
+    cv start = exc_attr(vm, exc, "start"), end = exc_attr(vm, exc, "end");
+    cv reason = exc_attr(vm, exc, "reason");
+    int64_t s, e;
+    if (!enc || !obj || !start || !end || !reason || !cv_is(enc, &code_type_str) ||
+        !cv_is(reason, &code_type_str) || !code_int_to_i64(start, &s) ||
+        !code_int_to_i64(end, &e))
+        return CV_NULL;
+    if (decode && cv_is(obj, &code_type_bytes) && e == s + 1 && s >= 0 &&
+        (size_t)s < ((code_bytes *)cv_obj(obj))->len)
+        return code_str_fmt(vm, "'%s' codec can't decode byte 0x%02x in position %lld: %s",
+                            code_str_cstr(enc), ((code_bytes *)cv_obj(obj))->s[s],
+                            (long long)s, code_str_cstr(reason));
+    if (!decode && cv_is(obj, &code_type_str) && e == s + 1 && s >= 0 &&
+        (size_t)s < ((code_str *)cv_obj(obj))->nchars) {
+        /* The character at code point s, escaped as CPython does. */
+        const unsigned char *p = (const unsigned char *)code_str_cstr(obj);
+        for (int64_t k = 0; k < s; k++)
+            do
+                p++;
+            while ((*p & 0xC0) == 0x80);
+        uint32_t c = *p < 0x80 ? *p : *p < 0xE0 ? *p & 0x1F : *p < 0xF0 ? *p & 0x0F : *p & 0x07;
+        for (int k = 1; k < 4 && (p[k] & 0xC0) == 0x80; k++)
+            c = c << 6 | (p[k] & 0x3F);
+        char ch[16];
+        if (c < 0x100)
+            snprintf(ch, sizeof(ch), "\\x%02x", c);
+        else if (c < 0x10000)
+            snprintf(ch, sizeof(ch), "\\u%04x", c);
+        else
+            snprintf(ch, sizeof(ch), "\\U%08x", c);
+        return code_str_fmt(vm, "'%s' codec can't encode character '%s' in position %lld: %s",
+                            code_str_cstr(enc), ch, (long long)s, code_str_cstr(reason));
+    }
+    return code_str_fmt(vm, "'%s' codec can't %s in position %lld-%lld: %s",
+                        code_str_cstr(enc), decode ? "decode bytes" : "encode characters",
+                        (long long)s, (long long)(e - 1), code_str_cstr(reason));
 }
 
 static size_t exc_nargs(cv exc)
@@ -27,6 +97,12 @@ static cv exc_arg0(cv exc)
 
 cv code_exc_str(code_vm *vm, cv exc)
 {
+    bool dec = code_type_is_sub(cv_type(exc), &code_exc_UnicodeDecodeError);
+    if (dec || code_type_is_sub(cv_type(exc), &code_exc_UnicodeEncodeError)) {
+        cv s = unicode_exc_str(vm, exc, dec);
+        if (s || vm->exc)
+            return s;
+    }
     size_t n = exc_nargs(exc);
     if (n == 0)
         return code_str_new(vm, "", 0);
@@ -60,6 +136,9 @@ static cv exc_repr(code_vm *vm, cv self)
 static cv exc_getattr(code_vm *vm, cv self, const char *name)
 {
     code_exc *e = (code_exc *)cv_obj(self);
+    cv a = exc_attr(vm, self, name);
+    if (a)
+        return code_incref(a);
     if (!strcmp(name, "args"))
         return code_incref(e->args ? e->args : CODE_EMPTY_TUPLE);
     if (!strcmp(name, "__cause__"))
@@ -78,7 +157,6 @@ static cv exc_getattr(code_vm *vm, cv self, const char *name)
          code_type_is_sub(cv_type(self), &code_exc_JSONDecodeError) ||
          code_type_is_sub(cv_type(self), &code_exc_re_error)))
         return code_incref(exc_arg0(self));
-    (void)vm;
     return CV_NULL;
 }
 
@@ -153,7 +231,13 @@ EXC(code_exc_StopAsyncIteration, "StopAsyncIteration", &code_exc_Exception);
 EXC(code_exc_ImportError, "ImportError", &code_exc_Exception);
 EXC(code_exc_ModuleNotFoundError, "ModuleNotFoundError", &code_exc_ImportError);
 EXC(code_exc_SyntaxError, "SyntaxError", &code_exc_Exception);
-EXC(code_exc_JSONDecodeError, "JSONDecodeError", &code_exc_ValueError);
+/* Its own new: JSONDecodeError(msg, doc, pos) sets attributes (code_mod_json_dec.c). */
+const code_type code_exc_JSONDecodeError = {
+    .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},
+    .name = "JSONDecodeError", .base = &code_exc_ValueError, .kind = CODE_K_EXC,
+    .dealloc = exc_dealloc, .repr = exc_repr, .str = code_exc_str, .hash = exc_hash,
+    .compare = exc_compare, .getattr = exc_getattr, .new = code_json_exc_new,
+};
 EXC(code_exc_re_error, "error", &code_exc_Exception);
 
 static const code_type *const exc_all[] = {

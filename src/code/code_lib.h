@@ -75,5 +75,7 @@ cv code_module_new(code_vm *vm, const char *name, cv dict);
 /* json.loads of a str's text, or of bytes (checked as UTF-8) (code_mod_json_dec.c). */
 cv code_json_loads_text(code_vm *vm, const char *s, size_t n);
 cv code_json_loads_bytes(code_vm *vm, const char *s, size_t n);
+/* json.JSONDecodeError(msg, doc, pos): the type's new (code_exc.c uses it). */
+cv code_json_exc_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kwnames);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "code/code_lib.h"
+#include "code/code_strutil.h"
 
 typedef struct json_dec {
     code_vm *vm;
@@ -19,7 +20,77 @@ typedef struct json_dec {
 
 static cv dec_value(json_dec *d);
 
-/* JSONDecodeError "msg: line L column C (char P)" at byte offset off. */
+/* A JSONDecodeError as CPython's __init__ makes it: args ("msg: line L column
+ * C (char P)",), and msg, doc, pos, lineno, colno as attributes. */
+static cv json_exc_build(code_vm *vm, const code_type *t, cv msg, cv doc, int64_t pos,
+                         int64_t lineno, int64_t colno)
+{
+    cv full = code_str_fmt(vm, "%s: line %lld column %lld (char %lld)", code_str_cstr(msg),
+                           (long long)lineno, (long long)colno, (long long)pos);
+    if (!full)
+        return CV_NULL;
+    cv args = code_tuple_new(vm, 1);
+    if (!args) {
+        code_decref(vm, full);
+        return CV_NULL;
+    }
+    ((code_tuple *)cv_obj(args))->v[0] = full;
+    cv e = code_exc_new(vm, t, args);
+    if (!e)
+        return CV_NULL;
+    cv ints[3] = { code_int_from_i64(vm, pos), code_int_from_i64(vm, lineno),
+                   code_int_from_i64(vm, colno) };
+    int rc = ints[0] && ints[1] && ints[2] ? 0 : -1;
+    if (!rc)
+        rc = code_exc_set_attr(vm, e, "msg", msg) < 0 || code_exc_set_attr(vm, e, "doc", doc) < 0 ||
+             code_exc_set_attr(vm, e, "pos", ints[0]) < 0 ||
+             code_exc_set_attr(vm, e, "lineno", ints[1]) < 0 ||
+             code_exc_set_attr(vm, e, "colno", ints[2]) < 0 ? -1 : 0;
+    for (int k = 0; k < 3; k++)
+        code_decref(vm, ints[k]);
+    if (rc < 0) {
+        code_decref(vm, e);
+        return CV_NULL;
+    }
+    return e;
+}
+
+/* json.JSONDecodeError(msg, doc, pos) called by the program: lineno and
+ * colno counted in doc before pos, as CPython's doc.count('\n', 0, pos) and
+ * doc.rfind('\n', 0, pos) do (pos clamped as a slice end). */
+cv code_json_exc_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kwnames)
+{
+    cv msg, doc, pos;
+    int64_t p;
+    if (code_args(vm, "JSONDecodeError", args, nargs, kwnames, "msg,doc,pos", &msg, &doc,
+                  &pos) < 0)
+        return CV_NULL;
+    if (!cv_is(doc, &code_type_str))
+        return code_raise(vm, &code_exc_TypeError, "JSONDecodeError's doc must be a str, not %s",
+                          code_type_name(doc));
+    if (code_as_i64(vm, pos, &p) < 0)
+        return CV_NULL;
+    cv smsg = code_str_of(vm, msg);
+    if (!smsg)
+        return CV_NULL;
+    int64_t nch = (int64_t)((code_str *)cv_obj(doc))->nchars, end = p < 0 ? p + nch : p;
+    end = end < 0 ? 0 : end > nch ? nch : end;
+    int64_t lines = 0, last = -1, k = 0;
+    for (const unsigned char *c = (const unsigned char *)code_str_cstr(doc); k < end; c++) {
+        if ((*c & 0xC0) == 0x80)
+            continue;
+        if (*c == '\n') {
+            lines++;
+            last = k;
+        }
+        k++;
+    }
+    cv e = json_exc_build(vm, t, smsg, doc, p, lines + 1, p - last);
+    code_decref(vm, smsg);
+    return e;
+}
+
+/* Raises JSONDecodeError msg at byte offset off. */
 static cv dec_error(json_dec *d, const char *msg, size_t off)
 {
     size_t pos = 0, line = 1, line_start = 0;   /* in code points */
@@ -33,8 +104,14 @@ static cv dec_error(json_dec *d, const char *msg, size_t off)
             line_start = pos;
         }
     }
-    return code_raise(d->vm, &code_exc_JSONDecodeError, "%s: line %zu column %zu (char %zu)",
-                      msg, line, pos - line_start + 1, pos);
+    /* The document (the str given, or the bytes decoded) is copied only now. */
+    cv m = code_str_from_cstr(d->vm, msg), doc = m ? code_str_new(d->vm, d->s, d->n) : CV_NULL;
+    cv e = doc ? json_exc_build(d->vm, &code_exc_JSONDecodeError, m, doc, (int64_t)pos,
+                                (int64_t)line, (int64_t)(pos - line_start + 1))
+               : CV_NULL;
+    code_decref(d->vm, m);
+    code_decref(d->vm, doc);
+    return e ? code_raise_obj(d->vm, e) : CV_NULL;
 }
 
 static void skip_ws(json_dec *d)
@@ -362,33 +439,16 @@ cv code_json_loads_text(code_vm *vm, const char *s, size_t n)
     return v;
 }
 
-/* Offset of the first byte that is not valid UTF-8 (n if none): no
- * overlong forms, no surrogates, nothing past U+10FFFF. */
-static size_t utf8_bad(const unsigned char *p, size_t n)
-{
-    for (size_t i = 0; i < n;) {
-        unsigned c = p[i];
-        size_t k = c < 0x80 ? 1 : c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3
-                 : c >= 0xF0 && c < 0xF5 ? 4 : 0;
-        if (!k || i + k > n)
-            return i;
-        for (size_t j = 1; j < k; j++)
-            if ((p[i + j] & 0xC0) != 0x80)
-                return i;
-        if ((k == 3 && c == 0xE0 && p[i + 1] < 0xA0) || (k == 3 && c == 0xED && p[i + 1] >= 0xA0) ||
-            (k == 4 && c == 0xF0 && p[i + 1] < 0x90) || (k == 4 && c == 0xF4 && p[i + 1] >= 0x90))
-            return i;
-        i += k;
-    }
-    return n;
-}
-
 cv code_json_loads_bytes(code_vm *vm, const char *s, size_t n)
 {
-    size_t bad = utf8_bad((const unsigned char *)s, n);
-    if (bad < n)
-        return code_raise(vm, &code_exc_UnicodeDecodeError,
-                          "'utf-8' codec can't decode byte 0x%02x in position %zu: "
-                          "invalid utf-8", (unsigned char)s[bad], bad);
+    if (!code_utf8_valid(s, n)) {
+        /* The codec raises CPython's UnicodeDecodeError, with its attributes. */
+        cv r = code_codec_decode(vm, (const unsigned char *)s, n, "utf-8", "strict");
+        if (r) {
+            code_decref(vm, r);
+            return code_raise(vm, &code_exc_UnicodeDecodeError, "invalid utf-8");
+        }
+        return CV_NULL;
+    }
     return code_json_loads_text(vm, s, n);
 }

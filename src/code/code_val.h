@@ -206,6 +206,9 @@ typedef struct code_exc {
     cv cause, context;           /* exception or CV_NULL */
     bool suppress_context;       /* raise ... from ... */
     int line;                    /* where it was raised, 0 if unknown */
+    /* A dict of the attributes some types carry besides args (str keys:
+     * JSONDecodeError.pos, UnicodeDecodeError.start...), or CV_NULL. */
+    cv attrs;
 } code_exc;
 
 /* A builtin function or a bound builtin method (self != CV_NULL: passed as
@@ -318,6 +321,9 @@ bool code_exc_matches(code_vm *vm, const code_type *t);
 /* Takes vm->exc (the caller owns it; vm->exc becomes CV_NULL). */
 cv code_exc_fetch(code_vm *vm);
 void code_exc_clear(code_vm *vm);
+/* Sets the extra attribute name of exc (an exception instance) to value
+ * (borrowed): exc.name reads it. 0, or -1 with MemoryError. */
+int code_exc_set_attr(code_vm *vm, cv exc, const char *name, cv value);
 /* str(exc): "" for no args, the arg for one, the args tuple's repr else. */
 cv code_exc_str(code_vm *vm, cv exc);
 /* An exception type by its builtin name ("ValueError"), or NULL. */

@@ -515,6 +515,28 @@ static void test_json_loads(void **state)
     }
     check(CALL(M("json", "loads"), NULL, 1, I(1)),
           "!TypeError: the JSON object must be str, bytes or bytearray, not int");
+    /* the error's attributes, as CPython's */
+    assert_true(CALL(M("json", "loads"), NULL, 1, S("[\"\xc3\xa9\",\n x]")) == CV_NULL);
+    cv e = code_exc_fetch(vm);
+    check(GA(code_incref(e), "args"), "('Expecting value: line 2 column 2 (char 7)',)");
+    check(GA(code_incref(e), "msg"), "'Expecting value'");
+    check(GA(code_incref(e), "doc"), "'[\"\xc3\xa9\",\\n x]'");
+    check(GA(code_incref(e), "pos"), "7");
+    check(GA(code_incref(e), "lineno"), "2");
+    check(GA(code_incref(e), "colno"), "2");
+    code_decref(vm, e);
+    e = CALL(M("json", "JSONDecodeError"), NULL, 3, S("m"), S("a\nbc"), I(3));
+    check(GA(code_incref(e), "colno"), "2");
+    check(e, "JSONDecodeError('m: line 2 column 2 (char 3)')");
+    check(CALL(M("json", "loads"), NULL, 1, code_bytes_new(vm, "[\"\xc3\"]", 5)),
+          "!UnicodeDecodeError: 'utf-8' codec can't decode byte 0xc3 in position 2: "
+          "invalid continuation byte");
+    assert_true(CALL(M("json", "loads"), NULL, 1, code_bytes_new(vm, "[\"\xc3\"]", 5)) == CV_NULL);
+    e = code_exc_fetch(vm);
+    check(GA(code_incref(e), "args"),
+          "('utf-8', b'[\"\\xc3\"]', 2, 3, 'invalid continuation byte')");
+    check(GA(code_incref(e), "end"), "3");
+    code_decref(vm, e);
     /* deep nesting is a RecursionError, not a crash */
     char deep[200001];
     memset(deep, '[', 200000);
