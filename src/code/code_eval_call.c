@@ -158,7 +158,7 @@ out:
     return r;
 }
 
-static cv call_direct(code_vm *vm, code_frame *f, const code_expr *e, cv fn);
+static bool call_direct(code_vm *vm, code_frame *f, const code_expr *e, cv fn, cv *out);
 
 static cv call_expr(code_vm *vm, code_frame *f, const code_expr *e)
 {
@@ -192,11 +192,8 @@ static cv call_expr(code_vm *vm, code_frame *f, const code_expr *e)
         code_decref(vm, fn);
         return r;
     }
-    if (!method && nk == 0 && cv_is(fn, &code_type_func)) {
-        r = call_direct(vm, f, e, fn);
-        if (r != CODE_NOTIMPL)
-            return r;
-    }
+    if (!method && nk == 0 && cv_is(fn, &code_type_func) && call_direct(vm, f, e, fn, &r))
+        return r;
     cv buf[8];
     size_t n = na + nk;
     cv *argv = n <= 8 ? buf : code_heap_alloc(vm, n * sizeof(cv));
@@ -229,22 +226,25 @@ out:
 
 /* The common call: a Python function with plain positional parameters,
  * called with as many plain positional arguments. They are evaluated
- * straight into the callee's slots. Consumes fn; CODE_NOTIMPL (fn kept) when
- * the call is not of that shape. */
-static inline __attribute__((always_inline)) cv call_direct(code_vm *vm, code_frame *f,
-                                                            const code_expr *e, cv fn)
+ * straight into the callee's slots. Consumes fn and sets *out (the result or
+ * CV_NULL) when the call is of that shape; false (fn kept) when not. (Not a
+ * sentinel value: a function may return any value, NotImplemented too.) */
+static inline __attribute__((always_inline)) bool call_direct(code_vm *vm, code_frame *f,
+                                                              const code_expr *e, cv fn,
+                                                              cv *out)
 {
     const code_func *fo = (const code_func *)cv_obj(fn);
     const code_scope *sc = fo->sc;
     uint32_t na = e->u.call.nargs;
     if (na != sc->nparams || na != sc->params->npos || sc->is_async)
-        return CODE_NOTIMPL;
+        return false;
     uint32_t ns = sc->nslots;
     cv *fast = CODE_FRAME_SLOTS(vm, ns);
     cv r = CV_NULL;
     if (!fast) {
         code_decref(vm, fn);
-        return CV_NULL;
+        *out = CV_NULL;
+        return true;
     }
     uint32_t i;
     for (i = 0; i < na; i++)
@@ -260,7 +260,8 @@ static inline __attribute__((always_inline)) cv call_direct(code_vm *vm, code_fr
     }
     CODE_FRAME_SLOTS_FREE(vm, fast, ns);
     code_decref(vm, fn);
-    return r;
+    *out = r;
+    return true;
 }
 
 cv code_eval_call(code_vm *vm, code_frame *f, const code_expr *e)
@@ -269,9 +270,9 @@ cv code_eval_call(code_vm *vm, code_frame *f, const code_expr *e)
     /* a global function called with plain positional arguments: first */
     if (fe->kind == CODE_E_NAME && fe->op == CODE_NK_GLOBAL && !e->op && !e->u.call.nkws) {
         cv g = vm->ev->gv[fe->height];
+        cv r;
         if (g && cv_is(g, &code_type_func)) {
-            cv r = call_direct(vm, f, e, code_incref(g));
-            if (r != CODE_NOTIMPL)
+            if (call_direct(vm, f, e, code_incref(g), &r))
                 return r;
             code_decref(vm, g);
         }

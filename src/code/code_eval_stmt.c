@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "code/code_dunder.h"
 #include "code/code_lex.h"
 
 /* ---- assignment targets ------------------------------------------------- */
@@ -22,7 +23,7 @@ static int setattr_value(code_vm *vm, cv o, const char *name, cv v)
     }
     /* CPython: a method is read-only, a data attribute (int.real, exc.args)
      * not writable */
-    if (code_type_method(cv_type(o), name))
+    if (code_type_method(cv_type(o), name) || code_dunder_method(cv_type(o), name))
         return code_raise_i(vm, &code_exc_AttributeError, "'%s' object attribute '%s' is read-only",
                             code_type_name(o), name);
     cv cur = code_getattr(vm, o, name);

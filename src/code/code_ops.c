@@ -1,5 +1,6 @@
 /* The generic operations: each dispatches through the type slots of its
  * operands, with CPython's order of attempts and its error messages. */
+#include "code/code_dunder.h"
 #include "code/code_vm.h"
 
 #include <string.h>
@@ -311,12 +312,22 @@ cv code_getattr(code_vm *vm, cv v, const char *name)
          * method called through its type gets self as its first argument. */
         const code_type *self_t = (const code_type *)cv_obj(v);
         const code_method *m = code_type_method(self_t, name);
+        if (!m && name[0] == '_') {
+            if (code_dunder_hash_none(self_t, name))
+                return CODE_NONE;
+            m = code_dunder_method(self_t, name);
+        }
         if (m)
             return code_cfunc_new(vm, m->name, m->fn, CV_NULL);
         return code_raise(vm, &code_exc_AttributeError, "type object '%s' has no attribute '%s'",
                           self_t->name, name);
     }
     const code_method *m = code_type_method(t, name);
+    if (!m && name[0] == '_') {
+        if (code_dunder_hash_none(t, name))
+            return CODE_NONE;
+        m = code_dunder_method(t, name);
+    }
     if (m)
         return code_cfunc_new(vm, m->name, m->fn, v);
     return code_raise(vm, &code_exc_AttributeError, "'%s' object has no attribute '%s'", t->name,
@@ -335,6 +346,8 @@ cv code_call_method(code_vm *vm, cv obj, const char *name, cv *args, size_t narg
         }
         if (!attr) {
             const code_method *m = code_type_method(t, name);
+            if (!m && name[0] == '_')
+                m = code_dunder_method(t, name);
             if (m)
                 return code_call_with_self(vm, m->fn, obj, args, nargs, kwnames);
         } else {

@@ -623,7 +623,7 @@ const code_method code_set_methods[] = {
     {"issubset", set_issubset_m},
     {"issuperset", set_issuperset_m},
     {"isdisjoint", set_isdisjoint_m},
-    CODE_CONT_DUNDERS,
+    /* no __getitem__: sets are not subscriptable (code_dunder.c adds the rest) */
     {NULL, NULL},
 };
 
@@ -636,6 +636,6 @@ const code_method code_frozenset_methods[] = {
     {"issubset", set_issubset_m},
     {"issuperset", set_issuperset_m},
     {"isdisjoint", set_isdisjoint_m},
-    CODE_CONT_DUNDERS,
+    /* no __getitem__: sets are not subscriptable (code_dunder.c adds the rest) */
     {NULL, NULL},
 };

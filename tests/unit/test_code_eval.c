@@ -245,6 +245,32 @@ static void test_functions(void **state)
            "499500");
 }
 
+/* Dunder methods called by name (code_dunder.c), and a function returning
+ * NotImplemented (once mistaken for the direct call's "not this shape"). */
+static void test_dunders(void **state)
+{
+    (void)state;
+    EXPECT("'abc'.__len__(), 'ab'.__contains__('b'), (2).__add__(3), 'abc'.__getitem__(1)", "",
+           "{\"$tuple\":[3,true,5,\"b\"]}");
+    EXPECT("(3).__rsub__(10), (2).__pow__(10, 7), (1).__add__(1.5), [1].__eq__([1])", "",
+           "{\"$tuple\":[7,2,{\"$repr\":\"NotImplemented\"},true]}");
+    EXPECT("d = {'a': 2, 'b': 1}\nsorted(d, key=d.__getitem__)", "", "[\"b\",\"a\"]");
+    EXPECT("l = [1, 2]\nl.__setitem__(0, 5)\nl.__delitem__(1)\nl, [].__hash__", "",
+           "{\"$tuple\":[[5],null]}");
+    EXPECT("[hasattr('', n) for n in ('__sub__', '__rmul__', '__radd__', '__hash__', '__bool__')]",
+           "", "[false,true,false,true,false]");
+    EXPECT("hasattr(set(), '__getitem__'), hasattr(1, '__invert__'), hasattr(1.0, '__invert__')",
+           "", "{\"$tuple\":[false,true,false]}");
+    EXPECT("(5).__format__('>3'), str.__len__('ab'), (-2).__abs__(), (1).__eq__(1.0)", "",
+           "{\"$tuple\":[\"  5\",2,2,{\"$repr\":\"NotImplemented\"}]}");
+    EXPECT_ERR("it = iter([])\nit.__next__()", "StopIteration", "", 2);
+    EXPECT_ERR("'a'.__len__(1)", "TypeError", "expected 0 arguments, got 1", 1);
+    EXPECT_ERR("[].__hash__()", "TypeError", "'NoneType' object is not callable", 1);
+    EXPECT_ERR("'a'.__sub__", "AttributeError", "'str' object has no attribute '__sub__'", 1);
+    EXPECT("def f():\n    return NotImplemented\nx = f()\nf(), x", "",
+           "{\"$tuple\":[{\"$repr\":\"NotImplemented\"},{\"$repr\":\"NotImplemented\"}]}");
+}
+
 static void test_binding_errors(void **state)
 {
     (void)state;
@@ -728,7 +754,7 @@ int main(void)
         cmocka_unit_test(test_inputs_and_output), cmocka_unit_test(test_async),
         cmocka_unit_test(test_limits),           cmocka_unit_test(test_generators),
         cmocka_unit_test(test_free_paused),      cmocka_unit_test(test_no_leaks),
-        cmocka_unit_test(test_speed),
+        cmocka_unit_test(test_speed),            cmocka_unit_test(test_dunders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
