@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "code/code_range.h"
+
 typedef struct comp_run {
     code_vm *vm;
     code_frame *f;
@@ -83,7 +85,7 @@ static int comp_item(comp_run *c, uint32_t lvl, cv v)
 static int comp_level(comp_run *c, uint32_t lvl, cv x, bool is_iter)
 {
     code_vm *vm = c->vm;
-    if (!is_iter && cv_is(x, &code_type_range)) {
+    if (!is_iter && cv_is(x, &code_type_range) && !code_range_is_big(x)) {
         const code_range *rg = (const code_range *)cv_obj(x);
         int64_t i = rg->start;
         for (int64_t k = 0; k < rg->len; k++, i += rg->step) {

@@ -9,6 +9,7 @@
 
 #include "code/code_dunder.h"
 #include "code/code_lex.h"
+#include "code/code_range.h"
 
 /* ---- assignment targets ------------------------------------------------- */
 
@@ -278,7 +279,7 @@ static int exec_for(code_vm *vm, code_frame *f, const code_stmt *s)
         return CODE_X_ERR;
     const code_expr *t = s->u.loop.target;
     int out = CODE_X_OK, r = 0;
-    if (cv_is(src, &code_type_range)) {
+    if (cv_is(src, &code_type_range) && !code_range_is_big(src)) {
         const code_range *rg = (const code_range *)cv_obj(src);
         int64_t i = rg->start, step = rg->step;
         for (int64_t k = 0; k < rg->len; k++, i += step) {

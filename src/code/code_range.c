@@ -1,8 +1,10 @@
-/* range (start, stop and step within int64) and its iterator; slice and
- * code_slice_indices. */
+/* range and its iterator; slice and code_slice_indices. A range whose
+ * start, stop, step and length fit int64 computes in int64 here; a bigger
+ * one goes to code_range_big.c. */
 #include <string.h>
 
 #include "code/code_cont.h"
+#include "code/code_range.h"
 
 /* ---- range ---------------------------------------------------------------------- */
 
@@ -24,9 +26,15 @@ cv code_range_new(code_vm *vm, int64_t start, int64_t stop, int64_t step)
     if (step == 0)
         return code_raise(vm, &code_exc_ValueError, "range() arg 3 must not be zero");
     int64_t len = range_len(start, stop, step);
-    if (len < 0)
-        return code_raise(vm, &code_exc_OverflowError,
-                          "Python int too large to convert to C ssize_t");
+    if (len < 0) {               /* range(-2 ** 63, 2 ** 63 - 1): only the length is big */
+        cv a = code_int_from_i64(vm, start), b = code_int_from_i64(vm, stop);
+        cv c = code_int_from_i64(vm, step);
+        cv r = a && b && c ? code_range_new_big(vm, a, b, c) : CV_NULL;
+        code_decref(vm, a);
+        code_decref(vm, b);
+        code_decref(vm, c);
+        return r;
+    }
     code_range *r = code_obj_new(vm, &code_type_range, sizeof(code_range));
     if (!r)
         return CV_NULL;
@@ -44,18 +52,23 @@ static cv range_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv 
         return code_raise(vm, &code_exc_TypeError, "range() takes no keyword arguments");
     if (code_cont_argn(vm, "range", 1, 3, nargs, CV_NULL))
         return CV_NULL;
-    int64_t v[3] = {0, 0, 1};
-    for (size_t i = 0; i < nargs; i++)
-        if (code_as_i64(vm, args[i], &v[i]))
-            return CV_NULL;
-    if (nargs == 1)
-        return code_range_new(vm, 0, v[0], 1);
-    return code_range_new(vm, v[0], v[1], v[2]);
+    for (size_t i = 0; i < nargs; i++) {
+        int64_t unused;
+        if (!code_is_int(args[i]) && code_as_i64(vm, args[i], &unused))
+            return CV_NULL;      /* its TypeError */
+    }
+    cv start = nargs == 1 ? cv_from_small(0) : args[0], stop = nargs == 1 ? args[0] : args[1];
+    cv step = nargs == 3 ? args[2] : cv_from_small(1);
+    if (code_int_sign(step) == 0)
+        return code_raise(vm, &code_exc_ValueError, "range() arg 3 must not be zero");
+    return code_range_from_ints(vm, start, stop, step);
 }
 
 static cv range_repr(code_vm *vm, cv self)
 {
     code_range *r = (code_range *)cv_obj(self);
+    if (code_range_is_big(self))
+        return code_range_big_repr(vm, self);
     if (r->step == 1)
         return code_str_fmt(vm, "range(%lld, %lld)", (long long)r->start, (long long)r->stop);
     return code_str_fmt(vm, "range(%lld, %lld, %lld)", (long long)r->start, (long long)r->stop,
@@ -69,13 +82,31 @@ static int64_t range_item(const code_range *r, int64_t i)
 
 static ssize_t range_len_slot(code_vm *vm, cv self)
 {
-    (void)vm;
+    if (code_range_is_big(self))
+        return code_range_big_len(vm, self);
     return (ssize_t)((code_range *)cv_obj(self))->len;
+}
+
+/* Not len()'s truth: that overflows for a big range. */
+static int range_truth(code_vm *vm, cv self)
+{
+    (void)vm;
+    if (code_range_is_big(self))
+        return code_range_big_nonempty(self);
+    return ((code_range *)cv_obj(self))->len != 0;
 }
 
 static cv range_getitem(code_vm *vm, cv self, cv key)
 {
     code_range *r = (code_range *)cv_obj(self);
+    if (code_range_is_big(self)) {
+        if (cv_is(key, &code_type_slice))
+            return code_range_slice_any(vm, self, key);
+        ssize_t unused;
+        if (!code_is_int(key) && code_seq_index(vm, "range", key, 0, &unused))
+            return CV_NULL;      /* its TypeError */
+        return code_range_big_item(vm, self, key);
+    }
     if (cv_is(key, &code_type_slice)) {
         ssize_t start, stop, step, count;
         if (code_slice_indices(vm, key, (ssize_t)r->len, &start, &stop, &step, &count))
@@ -84,8 +115,7 @@ static cv range_getitem(code_vm *vm, cv self, cv key)
         if (__builtin_mul_overflow(r->step, (int64_t)step, &nstep) ||
             __builtin_mul_overflow((int64_t)stop, r->step, &nstop) ||
             __builtin_add_overflow(nstop, r->start, &nstop))
-            return code_raise(vm, &code_exc_OverflowError,
-                              "Python int too large to convert to C ssize_t");
+            return code_range_slice_any(vm, self, key);   /* computed with big ints */
         nstart = range_item(r, start);
         return code_range_new(vm, nstart, nstop, nstep);
     }
@@ -113,10 +143,47 @@ static int64_t range_find_int(const code_range *r, int64_t x)
     return off % st ? -1 : (int64_t)(off / st);
 }
 
+/* The position of x (any value, by ==) in a big range: by iteration for
+ * a value that is no int, as CPython's; -1 absent, -2 error. */
+static int64_t big_find(code_vm *vm, cv self, cv x)
+{
+    if (code_is_int(x)) {
+        cv pos = CV_NULL;
+        int rc = code_range_big_find_int(vm, self, x, &pos);
+        if (rc <= 0)
+            return rc < 0 ? -2 : -1;
+        int64_t i;
+        bool fits = code_int_to_i64(pos, &i);
+        code_decref(vm, pos);
+        if (!fits) {
+            code_raise(vm, &code_exc_OverflowError, "Python int too large to convert to C ssize_t");
+            return -2;
+        }
+        return i;
+    }
+    cv it = code_range_big_iter(vm, self), item;
+    if (!it)
+        return -2;
+    int64_t k = 0, found = -1;
+    while ((item = code_next(vm, it))) {
+        int e = code_eq(vm, item, x);
+        code_decref(vm, item);
+        if (e) {
+            found = e < 0 ? -2 : k;
+            break;
+        }
+        k++;
+    }
+    code_decref(vm, it);
+    return vm->exc ? -2 : found;
+}
+
 /* The position of x (any value, by ==), -1 absent, -2 error. */
 static int64_t range_find(code_vm *vm, const code_range *r, cv x)
 {
     int64_t i;
+    if (code_range_is_big(cv_of(r)))
+        return big_find(vm, cv_of(r), x);
     if (code_is_int(x)) {
         if (!code_int_to_i64(x, &i))
             return -1;
@@ -138,16 +205,19 @@ static int64_t range_find(code_vm *vm, const code_range *r, cv x)
 
 static int range_contains(code_vm *vm, cv self, cv x)
 {
+    if (code_range_is_big(self) && code_is_int(x))
+        return code_range_big_find_int(vm, self, x, NULL);
     int64_t i = range_find(vm, (code_range *)cv_obj(self), x);
     return i == -2 ? -1 : i >= 0;
 }
 
 static cv range_compare(code_vm *vm, cv a, cv b, int op)
 {
-    (void)vm;
     if (!cv_is(a, &code_type_range) || !cv_is(b, &code_type_range) ||
         (op != CODE_CMP_EQ && op != CODE_CMP_NE))
         return CODE_NOTIMPL;
+    if (code_range_is_big(a) || code_range_is_big(b))
+        return code_range_compare_any(vm, a, b, op);
     code_range *x = (code_range *)cv_obj(a), *y = (code_range *)cv_obj(b);
     bool eq = x->len == y->len &&
               (x->len == 0 || (x->start == y->start && (x->len == 1 || x->step == y->step)));
@@ -159,6 +229,8 @@ static cv range_compare(code_vm *vm, cv a, cv b, int op)
 static int range_hash(code_vm *vm, cv self, uint64_t *h)
 {
     code_range *r = (code_range *)cv_obj(self);
+    if (code_range_is_big(self))
+        return code_range_hash_any(vm, self, h);
     cv len = code_int_from_i64(vm, r->len);
     cv start = r->len ? code_int_from_i64(vm, r->start) : CODE_NONE;
     cv step = r->len > 1 ? code_int_from_i64(vm, r->step) : CODE_NONE;
@@ -179,6 +251,12 @@ static int range_hash(code_vm *vm, cv self, uint64_t *h)
 static cv range_getattr(code_vm *vm, cv self, const char *name)
 {
     code_range *r = (code_range *)cv_obj(self);
+    if (code_range_is_big(self)) {
+        code_range_big *g = (code_range_big *)r;
+        cv v = !strcmp(name, "start") ? g->start : !strcmp(name, "stop") ? g->stop
+             : !strcmp(name, "step") ? g->step : CV_NULL;
+        return code_incref(v);
+    }
     if (strcmp(name, "start") == 0)
         return code_int_from_i64(vm, r->start);
     if (strcmp(name, "stop") == 0)
@@ -226,6 +304,8 @@ cv code_range_iter_new(code_vm *vm, int64_t start, int64_t step, int64_t len)
 
 static cv range_iter_slot(code_vm *vm, cv self)
 {
+    if (code_range_is_big(self))
+        return code_range_big_iter(vm, self);
     code_range *r = (code_range *)cv_obj(self);
     return code_range_iter_new(vm, r->start, r->step, r->len);
 }
@@ -234,6 +314,8 @@ static cv range_iter_slot(code_vm *vm, cv self)
  * wrapping arithmetic, which the iterator's own arithmetic undoes). */
 cv code_range_reversed(code_vm *vm, cv self)
 {
+    if (code_range_is_big(self))
+        return code_range_big_reversed(vm, self);
     code_range *r = (code_range *)cv_obj(self);
     int64_t last = r->len ? range_item(r, r->len - 1) : r->start;
     return code_range_iter_new(vm, last, (int64_t)(0 - (uint64_t)r->step), r->len);
@@ -241,23 +323,30 @@ cv code_range_reversed(code_vm *vm, cv self)
 
 /* ---- methods ------------------------------------------------------------------------ */
 
+static cv not_in_range(code_vm *vm, cv x)
+{
+    cv r = code_repr(vm, x);
+    if (!r)
+        return CV_NULL;
+    code_raise(vm, &code_exc_ValueError, "%s is not in range", code_str_cstr(r));
+    code_decref(vm, r);
+    return CV_NULL;
+}
+
 static cv range_index(code_vm *vm, cv *args, size_t nargs, cv kwnames)
 {
     if (code_cont_self(vm, "range", "index", args, nargs, &code_type_range, NULL) ||
         code_cont_arg1(vm, "range.index", nargs - 1, kwnames))
         return CV_NULL;
+    if (code_range_is_big(args[0]) && code_is_int(args[1])) {
+        cv pos = CV_NULL;        /* the index may be past int64 too */
+        int rc = code_range_big_find_int(vm, args[0], args[1], &pos);
+        return rc < 0 ? CV_NULL : rc ? pos : not_in_range(vm, args[1]);
+    }
     int64_t i = range_find(vm, (code_range *)cv_obj(args[0]), args[1]);
     if (i == -2)
         return CV_NULL;
-    if (i < 0) {
-        cv r = code_repr(vm, args[1]);
-        if (!r)
-            return CV_NULL;
-        code_raise(vm, &code_exc_ValueError, "%s is not in range", code_str_cstr(r));
-        code_decref(vm, r);
-        return CV_NULL;
-    }
-    return code_int_from_i64(vm, i);
+    return i < 0 ? not_in_range(vm, args[1]) : code_int_from_i64(vm, i);
 }
 
 static cv range_count(code_vm *vm, cv *args, size_t nargs, cv kwnames)
@@ -266,20 +355,27 @@ static cv range_count(code_vm *vm, cv *args, size_t nargs, cv kwnames)
         code_cont_arg1(vm, "range.count", nargs - 1, kwnames))
         return CV_NULL;
     code_range *r = (code_range *)cv_obj(args[0]);
-    if (code_is_int(args[1]))
-        return code_int_from_i64(vm, range_find(vm, r, args[1]) >= 0);
+    if (code_is_int(args[1])) {
+        int rc = code_range_is_big(args[0])
+                     ? code_range_big_find_int(vm, args[0], args[1], NULL)
+                     : range_find(vm, r, args[1]) >= 0;
+        return rc < 0 ? CV_NULL : cv_from_small(rc);
+    }
+    /* Anything else by ==, item after item, as CPython (a big range's
+     * items by its iterator, for as long as that takes). */
+    cv it = code_iter(vm, args[0]), item;
+    if (!it)
+        return CV_NULL;
     int64_t c = 0;
-    for (int64_t k = 0; k < r->len; k++) {
-        cv item = code_int_from_i64(vm, range_item(r, k));
-        if (!item)
-            return CV_NULL;
+    while ((item = code_next(vm, it))) {
         int e = code_eq(vm, item, args[1]);
         code_decref(vm, item);
         if (e < 0)
-            return CV_NULL;
+            break;
         c += e;
     }
-    return code_int_from_i64(vm, c);
+    code_decref(vm, it);
+    return vm->exc ? CV_NULL : code_int_from_i64(vm, c);
 }
 
 static const code_method range_methods[] = {
@@ -293,10 +389,12 @@ const code_type code_type_range = {
     .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},
     .name = "range",
     .kind = CODE_K_RANGE,
+    .dealloc = code_range_big_dealloc,
     .repr = range_repr,
     .hash = range_hash,
     .compare = range_compare,
     .len = range_len_slot,
+    .truth = range_truth,
     .iter = range_iter_slot,
     .getitem = range_getitem,
     .contains = range_contains,

@@ -1174,6 +1174,76 @@ static void test_range(void **state)
     code_decref(vm, r);
 }
 
+/* A decimal int of any size (new reference). */
+static cv BIG(const char *digits)
+{
+    bool neg = digits[0] == '-';
+    return code_int_from_digits(vm, digits + neg, strlen(digits + neg), 10, neg);
+}
+
+/* Ranges past int64 (code_range_big.c), as CPython: everything but len(). */
+static void test_range_big(void **state)
+{
+    (void)state;
+    cv e20 = BIG("100000000000000000000"), e19 = BIG("10000000000000000000");
+    cv r = type_call(&code_type_range, 1, &e20, CV_NULL);
+    repr_is(r, "range(0, 100000000000000000000)");
+    assert_int_equal(code_len(vm, r), -1);
+    raised("OverflowError", "Python int too large to convert to C ssize_t");
+    assert_int_equal(code_truth(vm, r), 1);
+    repr_is_d(code_getitem(vm, r, I(-1)), "99999999999999999999");
+    repr_is_d(code_getitem(vm, r, e19), "10000000000000000000");
+    assert_null(code_getitem(vm, r, e20));
+    raised("IndexError", "range object index out of range");
+    assert_int_equal(code_contains(vm, r, e19), 1);
+    assert_int_equal(code_contains(vm, r, I(-1)), 0);
+    repr_is_d(callm(r, "index", 1, e19), "10000000000000000000");
+    repr_is_d(callm(r, "count", 1, I(3)), "1");
+    repr_is_d(code_getattr(vm, r, "stop"), "100000000000000000000");
+    cv s = code_slice_new(vm, CODE_NONE, CODE_NONE, e19);
+    cv sl = code_getitem(vm, r, s);
+    repr_is(sl, "range(0, 100000000000000000000, 10000000000000000000)");
+    assert_int_equal(code_len(vm, sl), 10);
+    repr_is_d(code_getitem(vm, sl, I(-1)), "90000000000000000000");
+    code_decref(vm, sl);
+    code_decref(vm, s);
+    s = code_slice_new(vm, I(-2), CODE_NONE, CODE_NONE);
+    cv tail = code_getitem(vm, r, s);
+    repr_is(tail, "range(99999999999999999998, 100000000000000000000)");
+    repr_is_d(code_list_from(vm, tail), "[99999999999999999998, 99999999999999999999]");
+    cv it = code_cont_reversed(vm, tail);
+    repr_is_d(code_list_from(vm, it), "[99999999999999999999, 99999999999999999998]");
+    code_decref(vm, it);
+    /* equal to a plain range where length, start and step agree */
+    cv args[3] = {I(5), I(6), e20};
+    cv one = type_call(&code_type_range, 3, args, CV_NULL), plain = code_range_new(vm, 5, 6, 1);
+    assert_int_equal(code_compare_bool(vm, one, plain, CODE_CMP_EQ), 1);
+    uint64_t h1, h2;
+    assert_int_equal(code_hash(vm, one, &h1), 0);
+    assert_int_equal(code_hash(vm, plain, &h2), 0);
+    assert_true(h1 == h2);
+    assert_int_equal(code_compare_bool(vm, r, tail, CODE_CMP_NE), 1);
+    code_decref(vm, one);
+    code_decref(vm, plain);
+    code_decref(vm, tail);
+    code_decref(vm, s);
+    code_decref(vm, r);
+    /* int64 bounds whose length is past int64; a slice whose step overflows */
+    r = code_range_new(vm, INT64_MIN, INT64_MAX, 1);
+    repr_is(r, "range(-9223372036854775808, 9223372036854775807)");
+    assert_int_equal(code_len(vm, r), -1);
+    raised("OverflowError", "Python int too large to convert to C ssize_t");
+    repr_is_d(code_getitem(vm, r, I(-1)), "9223372036854775806");
+    code_decref(vm, r);
+    r = code_range_new(vm, 0, 10, (int64_t)1 << 62);
+    s = code_slice_new(vm, CODE_NONE, CODE_NONE, I(4));
+    repr_is_d(code_getitem(vm, r, s), "range(0, 4611686018427387904, 18446744073709551616)");
+    code_decref(vm, s);
+    code_decref(vm, r);
+    code_decref(vm, e19);
+    code_decref(vm, e20);
+}
+
 static void test_slice(void **state)
 {
     (void)state;
@@ -1316,6 +1386,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sort_partial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dict_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_range, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_range_big, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deep, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nomem, setup, teardown),
