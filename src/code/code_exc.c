@@ -29,14 +29,13 @@ int code_exc_set_attr(code_vm *vm, cv exc, const char *name, cv value)
     return rc;
 }
 
-/* An extra attribute (borrowed), or CV_NULL. */
+/* An extra attribute (borrowed), or CV_NULL. The dict is small (a few
+ * str keys), so looking up makes no key object and cannot fail. */
 static cv exc_attr(code_vm *vm, cv exc, const char *name)
 {
     cv a = ((code_exc *)cv_obj(exc))->attrs, v = CV_NULL;
-    if (a && code_dict_get_cstr(vm, a, name, &v) < 0) {
-        code_exc_clear(vm);      /* str keys only: cannot fail but for memory */
-        return CV_NULL;
-    }
+    if (a && code_dict_get_cstr(vm, a, name, &v) < 0)
+        return CV_NULL;          /* not reached: see above */
     return v;
 }
 
@@ -190,13 +189,50 @@ static cv exc_compare(code_vm *vm, cv a, cv b, int op)
     return CODE_NOTIMPL;
 }
 
-#define EXC(var, pyname, parent)                                                  \
+/* UnicodeDecodeError(encoding, object, start, end, reason) and
+ * UnicodeEncodeError(...) made by the program: checked as CPython checks
+ * them, the arguments kept as attributes too (str() is made from them). */
+static cv unicode_exc_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kw)
+{
+    if (kw && ((code_tuple *)cv_obj(kw))->n)
+        return code_raise(vm, &code_exc_TypeError, "%s() takes no keyword arguments", t->name);
+    if (nargs != 5)
+        return code_raise(vm, &code_exc_TypeError, "function takes exactly 5 arguments (%zu given)",
+                          nargs);
+    bool dec = code_type_is_sub(t, &code_exc_UnicodeDecodeError);
+    int64_t unused;
+    if (!cv_is(args[0], &code_type_str))
+        return code_raise(vm, &code_exc_TypeError, "argument 1 must be str, not %s",
+                          code_type_name(args[0]));
+    if (dec && !cv_is(args[1], &code_type_bytes))
+        return code_raise(vm, &code_exc_TypeError, "a bytes-like object is required, not '%s'",
+                          code_type_name(args[1]));
+    if (!dec && !cv_is(args[1], &code_type_str))
+        return code_raise(vm, &code_exc_TypeError, "argument 2 must be str, not %s",
+                          code_type_name(args[1]));
+    if (code_as_i64(vm, args[2], &unused) < 0 || code_as_i64(vm, args[3], &unused) < 0)
+        return CV_NULL;
+    if (!cv_is(args[4], &code_type_str))
+        return code_raise(vm, &code_exc_TypeError, "argument 5 must be str, not %s",
+                          code_type_name(args[4]));
+    cv e = exc_type_new(vm, t, args, nargs, CV_NULL);
+    static const char *const names[5] = { "encoding", "object", "start", "end", "reason" };
+    for (int k = 0; e && k < 5; k++)
+        if (code_exc_set_attr(vm, e, names[k], args[k]) < 0) {
+            code_decref(vm, e);
+            e = CV_NULL;
+        }
+    return e;
+}
+
+#define EXC_NEW(var, pyname, parent, newfn)                                       \
     const code_type var = {                                                       \
         .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},                  \
         .name = pyname, .base = parent, .kind = CODE_K_EXC, .dealloc = exc_dealloc, \
         .repr = exc_repr, .str = code_exc_str, .hash = exc_hash,                  \
-        .compare = exc_compare, .getattr = exc_getattr, .new = exc_type_new,      \
+        .compare = exc_compare, .getattr = exc_getattr, .new = newfn,             \
     }
+#define EXC(var, pyname, parent) EXC_NEW(var, pyname, parent, exc_type_new)
 
 EXC(code_exc_BaseException, "BaseException", NULL);
 EXC(code_exc_Exception, "Exception", &code_exc_BaseException);
@@ -211,8 +247,10 @@ EXC(code_exc_IndexError, "IndexError", &code_exc_LookupError);
 EXC(code_exc_KeyError, "KeyError", &code_exc_LookupError);
 EXC(code_exc_ValueError, "ValueError", &code_exc_Exception);
 EXC(code_exc_UnicodeError, "UnicodeError", &code_exc_ValueError);
-EXC(code_exc_UnicodeDecodeError, "UnicodeDecodeError", &code_exc_UnicodeError);
-EXC(code_exc_UnicodeEncodeError, "UnicodeEncodeError", &code_exc_UnicodeError);
+EXC_NEW(code_exc_UnicodeDecodeError, "UnicodeDecodeError", &code_exc_UnicodeError,
+        unicode_exc_new);
+EXC_NEW(code_exc_UnicodeEncodeError, "UnicodeEncodeError", &code_exc_UnicodeError,
+        unicode_exc_new);
 EXC(code_exc_TypeError, "TypeError", &code_exc_Exception);
 EXC(code_exc_NameError, "NameError", &code_exc_Exception);
 EXC(code_exc_UnboundLocalError, "UnboundLocalError", &code_exc_NameError);
@@ -231,13 +269,8 @@ EXC(code_exc_StopAsyncIteration, "StopAsyncIteration", &code_exc_Exception);
 EXC(code_exc_ImportError, "ImportError", &code_exc_Exception);
 EXC(code_exc_ModuleNotFoundError, "ModuleNotFoundError", &code_exc_ImportError);
 EXC(code_exc_SyntaxError, "SyntaxError", &code_exc_Exception);
-/* Its own new: JSONDecodeError(msg, doc, pos) sets attributes (code_mod_json_dec.c). */
-const code_type code_exc_JSONDecodeError = {
-    .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},
-    .name = "JSONDecodeError", .base = &code_exc_ValueError, .kind = CODE_K_EXC,
-    .dealloc = exc_dealloc, .repr = exc_repr, .str = code_exc_str, .hash = exc_hash,
-    .compare = exc_compare, .getattr = exc_getattr, .new = code_json_exc_new,
-};
+/* JSONDecodeError(msg, doc, pos) sets attributes (code_mod_json_dec.c). */
+EXC_NEW(code_exc_JSONDecodeError, "JSONDecodeError", &code_exc_ValueError, code_json_exc_new);
 EXC(code_exc_re_error, "error", &code_exc_Exception);
 
 static const code_type *const exc_all[] = {

@@ -546,6 +546,84 @@ static void test_json_loads(void **state)
     code_exc_clear(vm);
 }
 
+/* ---- exception attributes, dunders, big ranges: nothing kept --------------------------------------- */
+
+static cv BIGI(const char *digits)
+{
+    return code_int_from_digits(vm, digits, strlen(digits), 10, false);
+}
+
+static void fixes_round(void)
+{
+    check(CALL(M("json", "loads"), NULL, 1, S("[1,\n x]")),
+          "!JSONDecodeError: Expecting value: line 2 column 2 (char 5)");
+    assert_null(CALL(M("json", "loads"), NULL, 1, S("{\"a\" 1}")));
+    cv e = code_exc_fetch(vm);
+    check(GA(code_incref(e), "colno"), "6");
+    check(GA(code_incref(e), "doc"), "'{\"a\" 1}'");
+    code_decref(vm, e);
+    check(CALL(M("json", "JSONDecodeError"), NULL, 3, S("m"), S("ab"), I(-1)),
+          "JSONDecodeError('m: line 1 column 0 (char -1)')");
+    check(METH(code_bytes_new(vm, "a\xe2\x82", 3), "decode", NULL, 0),
+          "!UnicodeDecodeError: 'utf-8' codec can't decode bytes in position 1-2: "
+          "unexpected end of data");
+    check(METH(S("x\xc3\xa9\xc3\xa9"), "encode", NULL, 1, S("ascii")),
+          "!UnicodeEncodeError: 'ascii' codec can't encode characters in position 1-2: "
+          "ordinal not in range(128)");
+    check(CALL(B("UnicodeEncodeError"), NULL, 5, S("ascii"), S("\xe2\x82\xac"), I(0), I(1),
+               S("no")),
+          "UnicodeEncodeError('ascii', '\xe2\x82\xac', 0, 1, 'no')");
+    /* dunders */
+    check(METH(S("abc"), "__len__", NULL, 0), "3");
+    cv s = S("abc");
+    check(code_call_method(vm, s, "__getitem__", (cv[]){I(-1)}, 1, CV_NULL), "'c'");
+    check(code_call_method(vm, s, "__ne__", (cv[]){s}, 1, CV_NULL), "False");
+    code_decref(vm, s);
+    check(METH(S("abc"), "__rmod__", NULL, 1, S("<%s>")), "'<abc>'");
+    check(METH(I(2), "__add__", NULL, 1, I(3)), "5");
+    check(METH(I(2), "__pow__", NULL, 2, I(100), I(7)), "2");
+    check(GA(L(0), "__hash__"), "None");
+    check(METH(CALL(B("iter"), NULL, 1, L(0)), "__next__", NULL, 0), "!StopIteration: ");
+    check(METH(L(2, I(1), I(2)), "__contains__", NULL, 1, I(2)), "True");
+    check(GA(S("x"), "__sub__"), "!AttributeError: 'str' object has no attribute '__sub__'");
+    /* big ranges */
+    cv r = CALL(B("range"), NULL, 1, BIGI("100000000000000000000"));
+    check(code_getitem(vm, r, I(-1)), "99999999999999999999");
+    cv sl = code_slice_new(vm, I(-3), CODE_NONE, I(2));
+    cv r2 = code_getitem(vm, r, sl);
+    code_decref(vm, sl);
+    check(code_incref(r2), "range(99999999999999999997, 100000000000000000000, 2)");
+    check(code_list_from(vm, r2), "[99999999999999999997, 99999999999999999999]");
+    check(CALL(B("list"), NULL, 1, CALL(B("reversed"), NULL, 1, code_incref(r2))),
+          "[99999999999999999999, 99999999999999999997]");
+    check(METH(code_incref(r2), "index", NULL, 1, BIGI("99999999999999999999")), "1");
+    check(METH(code_incref(r2), "count", NULL, 1, S("x")), "0");
+    check(CALL(B("len"), NULL, 1, code_incref(r)),
+          "!OverflowError: Python int too large to convert to C ssize_t");
+    uint64_t h;
+    assert_int_equal(code_hash(vm, r2, &h), 0);
+    assert_int_equal(code_compare_bool(vm, r, r2, CODE_CMP_EQ), 0);
+    cv x = BIGI("12345678901234567890");
+    assert_int_equal(code_contains(vm, r, x), 1);
+    code_decref(vm, x);
+    code_decref(vm, r2);
+    code_decref(vm, r);
+}
+
+static void test_fixes_no_leaks(void **state)
+{
+    (void)state;
+    fixes_round();               /* the first round fills the caches (json's import) */
+    size_t before = vm->mem.bytes;
+    fixes_round();
+#ifdef CODE_HEAP_DEBUG
+    /* every block is its own allocation there: live bytes come back exactly */
+    assert_int_equal(vm->mem.bytes, before);
+#else
+    (void)before;
+#endif
+}
+
 /* ---- re ------------------------------------------------------------------------------------------- */
 
 static void test_re_basic(void **state)
@@ -915,6 +993,100 @@ static int workload(void)
     return 0;
 }
 
+/* The error a step should raise: taken (0), its attribute read, unless
+ * memory ran out first (-1, MemoryError pending). */
+static int wexpect(const code_type *t, const char *attr)
+{
+    if (!code_exc_matches(vm, t) || code_exc_matches(vm, &code_exc_MemoryError))
+        return -1;
+    cv e = code_exc_fetch(vm);
+    cv a = code_getattr(vm, e, attr), s = a ? code_str_of(vm, e) : CV_NULL;
+    code_decref(vm, e);
+    code_decref(vm, a);
+    code_decref(vm, s);
+    return s ? 0 : -1;
+}
+
+/* v (stolen) was made, and its repr can be. */
+static int wok(cv v)
+{
+    cv r = v ? code_repr(vm, v) : CV_NULL;
+    code_decref(vm, v);
+    code_decref(vm, r);
+    return r ? 0 : -1;
+}
+
+/* Exception attributes, dunders and big ranges, for test_alloc_failures_fixes. */
+static int fixes_workload(void)
+{
+    cv m = code_import(vm, "json"), loads = m ? code_getattr(vm, m, "loads") : CV_NULL;
+    cv doc = loads ? code_str_from_cstr(vm, "[1,\n x]") : CV_NULL;
+    cv r = doc ? code_call(vm, loads, &doc, 1, CV_NULL) : CV_NULL;
+    code_decref(vm, m);
+    code_decref(vm, loads);
+    code_decref(vm, doc);
+    if (r || wexpect(&code_exc_JSONDecodeError, "colno") < 0)
+        return code_decref(vm, r), -1;
+    cv b = code_bytes_new(vm, "a\xff", 2);
+    r = b ? code_call_method(vm, b, "decode", NULL, 0, CV_NULL) : CV_NULL;
+    code_decref(vm, b);
+    if (r || wexpect(&code_exc_UnicodeDecodeError, "object") < 0)
+        return code_decref(vm, r), -1;
+    cv s = code_str_from_cstr(vm, "x\xc3\xa9"), enc = code_str_from_cstr(vm, "ascii");
+    r = s && enc ? code_call_method(vm, s, "encode", &enc, 1, CV_NULL) : CV_NULL;
+    code_decref(vm, enc);
+    if (r || wexpect(&code_exc_UnicodeEncodeError, "reason") < 0) {
+        code_decref(vm, s);
+        return code_decref(vm, r), -1;
+    }
+    cv one = cv_from_small(1);
+    if (wok(code_call_method(vm, s, "__len__", NULL, 0, CV_NULL)) < 0 ||
+        wok(code_call_method(vm, s, "__getitem__", &one, 1, CV_NULL)) < 0 ||
+        wok(code_getattr(vm, s, "__add__")) < 0 ||
+        wok(code_call_method(vm, s, "__eq__", &s, 1, CV_NULL)) < 0) {
+        code_decref(vm, s);
+        return -1;
+    }
+    code_decref(vm, s);
+    cv big = code_int_from_digits(vm, "100000000000000000000", 21, 10, false);
+    cv rg = big ? code_type_range.new(vm, &code_type_range, &big, 1, CV_NULL) : CV_NULL;
+    code_decref(vm, big);
+    if (!rg)
+        return -1;
+    cv sl = code_slice_new(vm, cv_from_small(-3), CODE_NONE, CODE_NONE);
+    cv tail = sl ? code_getitem(vm, rg, sl) : CV_NULL;
+    code_decref(vm, sl);
+    uint64_t h;
+    int rc = tail && wok(code_list_from(vm, tail)) == 0 && wok(code_call(vm, code_builtin_lookup("reversed"), &tail, 1, CV_NULL)) == 0 &&
+             wok(code_getitem(vm, rg, cv_from_small(-1))) == 0 && code_hash(vm, tail, &h) == 0 &&
+             code_compare_bool(vm, rg, tail, CODE_CMP_EQ) == 0 && wok(code_incref(rg)) == 0
+                 ? 0 : -1;
+    code_decref(vm, tail);
+    code_decref(vm, rg);
+    return rc;
+}
+
+static void test_alloc_failures_fixes(void **state)
+{
+    (void)state;
+    bool done = false;
+    for (size_t n = 1; n < 100000 && !done; n++) {
+        code_limits lim = { .max_allocs = n };
+        if (code_vm_init(vm, &lim, NULL, NULL) < 0)
+            continue;
+        if (fixes_workload() == 0) {
+            done = true;
+        } else if (!code_exc_matches(vm, &code_exc_MemoryError)) {
+            cv e = code_exc_fetch(vm), s = e ? code_str_of(vm, e) : CV_NULL;
+            fprintf(stderr, "allocation %zu: %s: %s\n", n, e ? cv_type(e)->name : "no exception",
+                    s ? code_str_cstr(s) : "");
+            fail();
+        }
+        code_vm_destroy(vm);
+    }
+    assert_true(done);
+}
+
 static void test_alloc_failures(void **state)
 {
     (void)state;
@@ -948,6 +1120,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_import, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_dumps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_loads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fixes_no_leaks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_re_basic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_re_scan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_re_limits, setup, teardown),
@@ -955,6 +1128,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_date, setup, teardown),
         cmocka_unit_test_setup_teardown(test_datetime, setup, teardown),
         cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_alloc_failures_fixes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
