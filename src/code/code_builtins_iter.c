@@ -1,6 +1,7 @@
 /* The builtin iterator types: enumerate, zip, map, filter, reversed. They are
  * types (as in CPython: type(enumerate) is type), created by calling them, and
  * lazy: each next() pulls from the underlying iterators. */
+#include "code/code_cont.h"
 #include "code/code_lib.h"
 
 static cv self_iter(code_vm *vm, cv self)
@@ -347,6 +348,10 @@ static cv rev_new(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kw
     cv seq = args[0];
     const code_type *st = cv_type(seq);
     cv keep;
+    /* a range's own reverse iterator (range_iterator, as CPython's): it
+     * needs no len(), which a range past ssize_t has not */
+    if (st->kind == CODE_K_RANGE)
+        return code_cont_reversed(vm, seq);
     if (st->kind == CODE_K_DICT) {
         keep = code_list_from(vm, seq);
     } else if (st->len && st->getitem && st->kind != CODE_K_SET &&

@@ -95,6 +95,13 @@ int code_list_extend(code_vm *vm, cv list, cv iterable)
         l->n += n;
         return 0;
     }
+    if (cv_is(iterable, &code_type_range)) {
+        /* CPython's length hint: room made at once, and a range past ssize_t
+         * an OverflowError rather than a list that fills the memory */
+        ssize_t n = code_len(vm, iterable);
+        if (n < 0 || code_list_reserve(vm, l, (size_t)n))
+            return -1;
+    }
     cv it = code_iter(vm, iterable);
     if (!it)
         return -1;

@@ -600,6 +600,9 @@ static void fixes_round(void)
     check(METH(code_incref(r2), "count", NULL, 1, S("x")), "0");
     check(CALL(B("len"), NULL, 1, code_incref(r)),
           "!OverflowError: Python int too large to convert to C ssize_t");
+    check(code_list_from(vm, r), "!OverflowError: Python int too large to convert to C ssize_t");
+    check(CALL(B("next"), NULL, 1, CALL(B("reversed"), NULL, 1, code_incref(r))),
+          "99999999999999999999");
     uint64_t h;
     assert_int_equal(code_hash(vm, r2, &h), 0);
     assert_int_equal(code_compare_bool(vm, r, r2, CODE_CMP_EQ), 0);
