@@ -146,8 +146,8 @@ static cv exc_getattr(code_vm *vm, cv self, const char *name)
         return code_incref(e->context ? e->context : CODE_NONE);
     if (!strcmp(name, "__suppress_context__"))
         return code_bool(e->suppress_context);
-    if (!strcmp(name, "__class__"))
-        return cv_of(cv_type(self));
+    if (!strcmp(name, "__class__"))   /* a reference: host-named types are on the heap */
+        return code_incref(cv_of(cv_type(self)));
     /* StopIteration.value, and the message of the errors that have one. */
     if (!strcmp(name, "value") && code_type_is_sub(cv_type(self), &code_exc_StopIteration))
         return code_incref(exc_nargs(self) ? exc_arg0(self) : CODE_NONE);

@@ -307,6 +307,10 @@ cv code_getattr(code_vm *vm, cv v, const char *name)
         if (r || vm->exc)
             return r;
     }
+    /* x.__class__ is type(x) (a reference: host-named exception types are
+     * on the heap) */
+    if (name[0] == '_' && !strcmp(name, "__class__"))
+        return code_incref(cv_of(t));
     if (t == &code_type_type) {
         /* int.from_bytes, str.join, dict.fromkeys: the function itself; a
          * method called through its type gets self as its first argument. */

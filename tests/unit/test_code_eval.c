@@ -267,6 +267,10 @@ static void test_dunders(void **state)
     EXPECT_ERR("'a'.__len__(1)", "TypeError", "expected 0 arguments, got 1", 1);
     EXPECT_ERR("[].__hash__()", "TypeError", "'NoneType' object is not callable", 1);
     EXPECT_ERR("'a'.__sub__", "AttributeError", "'str' object has no attribute '__sub__'", 1);
+    /* __class__ of a host-named exception type (on the heap): a reference */
+    EXPECT("for i in range(3):\n    try:\n        boom()\n    except Exception as e:\n"
+           "        n = e.__class__.__name__ + (1).__class__.__name__\nn",
+           "", "\"ToolErrorint\"");
     EXPECT("def f():\n    return NotImplemented\nx = f()\nf(), x", "",
            "{\"$tuple\":[{\"$repr\":\"NotImplemented\"},{\"$repr\":\"NotImplemented\"}]}");
 }
