@@ -47,6 +47,24 @@ static inline void ring_append(code_gc_hdr *r, code_gc_hdr *h)
     r->prev = h;
 }
 
+/* The heap may grow by an eighth of the memory limit before a collection,
+ * or by half the room left under it when that is less (so garbage is found
+ * before an allocation fails), but by a 64th at least (so a heap full of
+ * live data is not walked at every safe point). */
+static void set_bytes_trigger(code_vm *vm, struct code_gc *g)
+{
+    size_t max = vm->mem.max_bytes, now = vm->mem.bytes;
+    if (!max) {
+        g->bytes_trigger = SIZE_MAX;
+        return;
+    }
+    size_t room = max > now ? max - now : 0;
+    size_t step = room / 2 < max / 8 ? room / 2 : max / 8;
+    if (step < max / 64)
+        step = max / 64;
+    g->bytes_trigger = now + step;
+}
+
 int code_gc_init(code_vm *vm)
 {
     struct code_gc *g = code_mem_alloc(&vm->mem, sizeof(*g));
@@ -56,6 +74,7 @@ int code_gc_init(code_vm *vm)
     ring_init(&g->head);
     g->threshold = CODE_GC_THRESHOLD;
     vm->gc = g;
+    set_bytes_trigger(vm, g);
     return 0;
 }
 
@@ -97,10 +116,8 @@ void *code_gc_obj_new(code_vm *vm, const code_type *t, size_t size)
     g->tracked++;
     /* Due after enough new containers (CPython's 700, growing with what
      * survived, so a collection's cost is spread over as many allocations
-     * as it walks), or after the heap grew by an eighth of its limit
-     * (big containers, few of them). */
-    if (++g->allocs >= g->threshold ||
-        (vm->mem.max_bytes && vm->mem.bytes > g->bytes_mark + vm->mem.max_bytes / 8))
+     * as it walks), or after the heap grew (big containers, few of them). */
+    if (++g->allocs >= g->threshold || vm->mem.bytes > g->bytes_trigger)
         request(vm, g);
     return o;
 }
@@ -206,7 +223,7 @@ size_t code_gc_collect(code_vm *vm)
     g->collected += n;
     g->allocs = 0;
     g->threshold = CODE_GC_THRESHOLD + g->tracked;
-    g->bytes_mark = vm->mem.bytes;
+    set_bytes_trigger(vm, g);
     g->collecting = false;
     return n;
 }

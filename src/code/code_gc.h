@@ -19,7 +19,7 @@ struct code_gc {
     size_t tracked;              /* objects in the ring */
     size_t allocs;               /* tracked allocations since the last collection */
     size_t threshold;            /* allocs that make a collection due */
-    size_t bytes_mark;           /* the heap's bytes after the last collection */
+    size_t bytes_trigger;        /* heap bytes that make a collection due */
     bool pending;                /* due: the next safe point collects */
     bool collecting;
     bool disabled;               /* tests */
