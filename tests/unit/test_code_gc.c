@@ -255,6 +255,19 @@ static void test_runs(void **state)
            "        n += k.__context__ is not None\n"
            "n\n",
            20000000, "20000");
+    /* the builtin iterators: a list holding a map over itself, a zip, a
+     * reversed, an enumerate and a filter */
+    run_ok("n = 0\n"
+           "for i in range(20000):\n"
+           "    l = [i] * 100\n"
+           "    l.append(map(str, l))\n"
+           "    l.append(zip(l, l))\n"
+           "    l.append(reversed(l))\n"
+           "    l.append(enumerate(l))\n"
+           "    l.append(filter(None, l))\n"
+           "    n += len(l)\n"
+           "n\n",
+           12000000, "2100000");
     /* few, big cycles: the heap's growth asks for the collections */
     run_ok("for i in range(200):\n"
            "    a = [0] * 100000\n"
