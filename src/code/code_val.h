@@ -3,8 +3,8 @@
  * A value (cv) is one machine word: a small int tagged in its low bit, or a
  * pointer to a reference-counted object whose header names its type. A run
  * owns one heap (code_heap.c) and every object in it; freeing the run frees
- * the heap at once, so reference cycles (which counting never frees) cost
- * memory only until the run ends, and count against its memory limit.
+ * the heap at once. Reference cycles, which counting never frees, are found
+ * by the cycle collector (code_gc.c) at the evaluator's safe points.
  *
  * Conventions (CPython's, so they are familiar):
  *  - functions returning cv return a NEW reference, or CV_NULL with the
