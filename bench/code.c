@@ -33,9 +33,7 @@
 
 #include "bench_util.h"
 
-#ifdef BENCH_CODE_HAVE_RUN
 #include "code/code_run.h"
-#endif
 
 #ifndef BENCH_SRC_DIR
 #define BENCH_SRC_DIR "bench"
@@ -126,7 +124,6 @@ typedef struct engine {
 
 /* ---- cella, in process --------------------------------------------------- */
 
-#ifdef BENCH_CODE_HAVE_RUN
 static double now_us(void)
 {
     struct timespec t;
@@ -214,14 +211,6 @@ static void bench_cella(engine *e, int runs)
     }
     free(t);
 }
-#else
-static void bench_cella(engine *e, int runs)
-{
-    (void)runs;
-    snprintf(e->why, sizeof(e->why),
-             "the interpreter is not built yet (no src/code/code_run.c in this tree)");
-}
-#endif
 
 /* ---- the other engines, as child processes ----------------------------------- */
 

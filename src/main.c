@@ -56,14 +56,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "serve"))
         return cli_serve_main(argc - 2, argv + 2);
-    if (!strcmp(cmd, "code")) {
-#ifdef CELLA_CODE_CLI
+    if (!strcmp(cmd, "code"))
         return cli_code_main(argc - 2, argv + 2);
-#else
-        fputs("cella code: code mode's interpreter is not built into this binary yet\n", stderr);
-        return 2;
-#endif
-    }
     if (!strcmp(cmd, "mcp"))
         return cli_mcp_main(argc - 2, argv + 2);
     if (cli_client_is_command(cmd))

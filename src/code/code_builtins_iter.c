@@ -24,6 +24,13 @@ static void enum_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, e->count);
 }
 
+/* The iterators here have no clear: a cycle through one goes through a
+ * container, a cell or a function too, whose clear breaks it. */
+static void enum_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    visit(vm, ((enum_obj *)cv_obj(self))->it, arg);
+}
+
 static cv enum_next(code_vm *vm, cv self)
 {
     enum_obj *e = (enum_obj *)cv_obj(self);
@@ -70,6 +77,7 @@ const code_type code_type_enumerate = {
     .name = "enumerate",
     .kind = CODE_K_ITER,
     .dealloc = enum_dealloc,
+    .traverse = enum_traverse,
     .iter = self_iter,
     .next = enum_next,
     .new = enum_new,
@@ -89,6 +97,13 @@ static void zip_dealloc(code_vm *vm, code_obj *o)
     zip_obj *z = (zip_obj *)o;
     for (size_t i = 0; i < z->n; i++)
         code_decref(vm, z->its[i]);
+}
+
+static void zip_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    const zip_obj *z = (const zip_obj *)cv_obj(self);
+    for (size_t i = 0; i < z->n; i++)
+        visit(vm, z->its[i], arg);
 }
 
 static cv zip_strict_error(code_vm *vm, size_t i, const char *how)
@@ -170,6 +185,7 @@ const code_type code_type_zip = {
     .name = "zip",
     .kind = CODE_K_ITER,
     .dealloc = zip_dealloc,
+    .traverse = zip_traverse,
     .iter = self_iter,
     .next = zip_next,
     .new = zip_new,
@@ -190,6 +206,14 @@ static void map_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, m->fn);
     for (size_t i = 0; i < m->n; i++)
         code_decref(vm, m->its[i]);
+}
+
+static void map_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    const map_obj *m = (const map_obj *)cv_obj(self);
+    visit(vm, m->fn, arg);
+    for (size_t i = 0; i < m->n; i++)
+        visit(vm, m->its[i], arg);
 }
 
 static cv map_next(code_vm *vm, cv self)
@@ -237,6 +261,7 @@ const code_type code_type_map = {
     .name = "map",
     .kind = CODE_K_ITER,
     .dealloc = map_dealloc,
+    .traverse = map_traverse,
     .iter = self_iter,
     .next = map_next,
     .new = map_new,
@@ -255,6 +280,13 @@ static void filter_dealloc(code_vm *vm, code_obj *o)
     filter_obj *f = (filter_obj *)o;
     code_decref(vm, f->fn);
     code_decref(vm, f->it);
+}
+
+static void filter_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    const filter_obj *f = (const filter_obj *)cv_obj(self);
+    visit(vm, f->fn, arg);
+    visit(vm, f->it, arg);
 }
 
 static cv filter_next(code_vm *vm, cv self)
@@ -304,6 +336,7 @@ const code_type code_type_filter = {
     .name = "filter",
     .kind = CODE_K_ITER,
     .dealloc = filter_dealloc,
+    .traverse = filter_traverse,
     .iter = self_iter,
     .next = filter_next,
     .new = filter_new,
@@ -323,6 +356,11 @@ typedef struct rev_obj {
 static void rev_dealloc(code_vm *vm, code_obj *o)
 {
     code_decref(vm, ((rev_obj *)o)->seq);
+}
+
+static void rev_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    visit(vm, ((rev_obj *)cv_obj(self))->seq, arg);
 }
 
 static cv rev_next(code_vm *vm, cv self)
@@ -379,6 +417,7 @@ const code_type code_type_reversed = {
     .name = "reversed",
     .kind = CODE_K_ITER,
     .dealloc = rev_dealloc,
+    .traverse = rev_traverse,
     .iter = self_iter,
     .next = rev_next,
     .new = rev_new,
@@ -396,6 +435,13 @@ static void calliter_dealloc(code_vm *vm, code_obj *o)
     calliter_obj *c = (calliter_obj *)o;
     code_decref(vm, c->fn);
     code_decref(vm, c->sentinel);
+}
+
+static void calliter_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    const calliter_obj *c = (const calliter_obj *)cv_obj(self);
+    visit(vm, c->fn, arg);
+    visit(vm, c->sentinel, arg);
 }
 
 static cv calliter_next(code_vm *vm, cv self)
@@ -427,6 +473,7 @@ static const code_type code_type_calliter = {
     .name = "callable_iterator",
     .kind = CODE_K_ITER,
     .dealloc = calliter_dealloc,
+    .traverse = calliter_traverse,
     .iter = self_iter,
     .next = calliter_next,
 };

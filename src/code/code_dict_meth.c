@@ -405,11 +405,29 @@ static void dict_dealloc(code_vm *vm, code_obj *o)
     code_dict_clear(vm, (code_dict *)o);
 }
 
+static void dict_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    const code_dict *d = (const code_dict *)cv_obj(self);
+    for (size_t i = 0; i < d->nentries; i++) {
+        if (d->e[i].key) {
+            visit(vm, d->e[i].key, arg);
+            visit(vm, d->e[i].value, arg);
+        }
+    }
+}
+
+static void dict_gc_clear(code_vm *vm, cv self)
+{
+    code_dict_clear(vm, (code_dict *)cv_obj(self));
+}
+
 const code_type code_type_dict = {
     .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},
     .name = "dict",
     .kind = CODE_K_DICT,
     .dealloc = dict_dealloc,
+    .traverse = dict_traverse,
+    .clear = dict_gc_clear,
     .repr = dict_repr,
     .compare = dict_compare,
     .binop = dict_binop,

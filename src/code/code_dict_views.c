@@ -12,6 +12,17 @@ static void dict_iter_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, ((code_dict_iter *)o)->d);
 }
 
+static void dict_iter_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    visit(vm, ((code_dict_iter *)cv_obj(self))->d, arg);
+}
+
+/* As if exhausted. */
+static void dict_iter_clear(code_vm *vm, cv self)
+{
+    code_setref(vm, &((code_dict_iter *)cv_obj(self))->d, CV_NULL);
+}
+
 static cv iter_self(code_vm *vm, cv self)
 {
     (void)vm;
@@ -64,6 +75,8 @@ static cv dict_iter_next(code_vm *vm, cv self)
         .name = tname,                                                                      \
         .kind = CODE_K_ITER,                                                                \
         .dealloc = dict_iter_dealloc,                                                       \
+        .traverse = dict_iter_traverse,                                                     \
+        .clear = dict_iter_clear,                                                           \
         .iter = iter_self,                                                                  \
         .next = dict_iter_next,                                                             \
     }
@@ -103,6 +116,12 @@ static int view_kind(cv v)
 static void view_dealloc(code_vm *vm, code_obj *o)
 {
     code_decref(vm, ((code_dict_view *)o)->d);
+}
+
+/* No clear: a view always has its dict; the dict's clear breaks a cycle. */
+static void view_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    visit(vm, ((code_dict_view *)cv_obj(self))->d, arg);
 }
 
 static cv view_repr(code_vm *vm, cv self)
@@ -243,6 +262,7 @@ const code_type code_type_dict_keys = {
     .name = "dict_keys",
     .kind = CODE_K_OTHER,
     .dealloc = view_dealloc,
+    .traverse = view_traverse,
     .repr = view_repr,
     .compare = view_compare,
     .binop = view_binop,
@@ -258,6 +278,7 @@ const code_type code_type_dict_items = {
     .name = "dict_items",
     .kind = CODE_K_OTHER,
     .dealloc = view_dealloc,
+    .traverse = view_traverse,
     .repr = view_repr,
     .compare = view_compare,
     .binop = view_binop,
@@ -273,6 +294,7 @@ const code_type code_type_dict_values = {
     .name = "dict_values",
     .kind = CODE_K_OTHER,
     .dealloc = view_dealloc,
+    .traverse = view_traverse,
     .repr = view_repr,
     .len = view_len,
     .iter = view_iter,

@@ -21,7 +21,10 @@ int code_error_format(const code_error *e, char *buf, size_t cap)
 {
     if (!e->type)
         return snprintf(buf, cap, "no error");
+    /* An exception without a message shows as its type alone, as CPython's
+     * traceback does ("MemoryError"). */
+    const char *sep = e->msg[0] ? ": " : "";
     if (e->line > 0)
-        return snprintf(buf, cap, "%s: %s (line %d)", e->type, e->msg, e->line);
-    return snprintf(buf, cap, "%s: %s", e->type, e->msg);
+        return snprintf(buf, cap, "%s%s%s (line %d)", e->type, sep, e->msg, e->line);
+    return snprintf(buf, cap, "%s%s%s", e->type, sep, e->msg);
 }

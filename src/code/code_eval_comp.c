@@ -314,6 +314,18 @@ static void gen_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, g->handled);
 }
 
+/* What its frames hold on its stack is not visited, so it counts as
+ * reachable from outside; yielded is the consumer's once handed over. No
+ * clear: the containers, cells and functions of a cycle break it, and a
+ * suspended generator freed then unwinds as any freed one does. */
+static void gen_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    const code_gen *g = (const code_gen *)cv_obj(self);
+    visit(vm, g->closure, arg);
+    visit(vm, g->iter0, arg);
+    visit(vm, g->handled, arg);
+}
+
 static cv gen_iter(code_vm *vm, cv self)
 {
     (void)vm;
@@ -332,6 +344,7 @@ const code_type code_type_gen = {
     .name = "generator",
     .kind = CODE_K_ITER,
     .dealloc = gen_dealloc,
+    .traverse = gen_traverse,
     .repr = gen_repr,
     .iter = gen_iter,
     .next = gen_next,

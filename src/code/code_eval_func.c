@@ -15,6 +15,16 @@ static void cell_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, ((code_cell *)o)->v);
 }
 
+static void cell_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    visit(vm, ((code_cell *)cv_obj(self))->v, arg);
+}
+
+static void cell_clear(code_vm *vm, cv self)
+{
+    code_setref(vm, &((code_cell *)cv_obj(self))->v, CV_NULL);
+}
+
 static cv cell_repr(code_vm *vm, cv self)
 {
     const code_cell *c = (const code_cell *)cv_obj(self);
@@ -28,6 +38,8 @@ const code_type code_type_cell = {
     .name = "cell",
     .kind = CODE_K_CELL,
     .dealloc = cell_dealloc,
+    .traverse = cell_traverse,
+    .clear = cell_clear,
     .repr = cell_repr,
 };
 
@@ -38,6 +50,24 @@ static void func_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, f->defaults);
     code_decref(vm, f->kwdefaults);
     code_decref(vm, f->closure);
+}
+
+/* The name is a str: never part of a cycle. Globals are the evaluator's
+ * slots, not the function's. */
+static void func_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    const code_func *f = (const code_func *)cv_obj(self);
+    visit(vm, f->defaults, arg);
+    visit(vm, f->kwdefaults, arg);
+    visit(vm, f->closure, arg);
+}
+
+static void func_clear(code_vm *vm, cv self)
+{
+    code_func *f = (code_func *)cv_obj(self);
+    code_setref(vm, &f->defaults, CV_NULL);
+    code_setref(vm, &f->kwdefaults, CV_NULL);
+    code_setref(vm, &f->closure, CV_NULL);
 }
 
 static cv func_repr(code_vm *vm, cv self)
@@ -76,6 +106,8 @@ const code_type code_type_func = {
     .name = "function",
     .kind = CODE_K_FUNC,
     .dealloc = func_dealloc,
+    .traverse = func_traverse,
+    .clear = func_clear,
     .repr = func_repr,
     .hash = func_hash,
     .call = code_func_call,
@@ -152,6 +184,9 @@ int code_check_time(code_vm *vm)
     if (!ev)
         return 0;
     ev->tick = 0;
+    /* A safe point: what the evaluator and the builtins up the C stack
+     * hold, they hold references for (see code_gc.c). */
+    code_gc_maybe(vm);
     uint64_t now = thread_cpu_ns();
     if (vm->cpu_ns + (now - ev->cpu_start_ns) > ev->max_time_ns) {
         ev->fatal = true;

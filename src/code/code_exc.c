@@ -83,6 +83,22 @@ static cv unicode_exc_str(code_vm *vm, cv exc, bool decode)
                         (long long)s, (long long)(e - 1), code_str_cstr(reason));
 }
 
+static void exc_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    const code_exc *e = (const code_exc *)cv_obj(self);
+    visit(vm, e->args, arg);
+    visit(vm, e->cause, arg);
+    visit(vm, e->context, arg);
+}
+
+static void exc_clear(code_vm *vm, cv self)
+{
+    code_exc *e = (code_exc *)cv_obj(self);
+    code_setref(vm, &e->args, CODE_EMPTY_TUPLE);
+    code_setref(vm, &e->cause, CV_NULL);
+    code_setref(vm, &e->context, CV_NULL);
+}
+
 static size_t exc_nargs(cv exc)
 {
     code_exc *e = (code_exc *)cv_obj(exc);
@@ -229,6 +245,7 @@ static cv unicode_exc_new(code_vm *vm, const code_type *t, cv *args, size_t narg
     const code_type var = {                                                       \
         .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},                  \
         .name = pyname, .base = parent, .kind = CODE_K_EXC, .dealloc = exc_dealloc, \
+        .traverse = exc_traverse, .clear = exc_clear, \
         .repr = exc_repr, .str = code_exc_str, .hash = exc_hash,                  \
         .compare = exc_compare, .getattr = exc_getattr, .new = newfn,             \
     }

@@ -25,6 +25,18 @@ static void list_dealloc(code_vm *vm, code_obj *o)
     code_list_clear(vm, (code_list *)o);
 }
 
+static void list_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    const code_list *l = (const code_list *)cv_obj(self);
+    for (size_t i = 0; i < l->n; i++)
+        visit(vm, l->v[i], arg);
+}
+
+static void list_gc_clear(code_vm *vm, cv self)
+{
+    code_list_clear(vm, (code_list *)cv_obj(self));
+}
+
 cv code_list_new(code_vm *vm, size_t cap)
 {
     code_list *l = code_obj_new(vm, &code_type_list, sizeof(code_list));
@@ -470,6 +482,17 @@ static void seq_iter_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, ((code_seq_iter *)o)->seq);
 }
 
+static void seq_iter_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    visit(vm, ((code_seq_iter *)cv_obj(self))->seq, arg);
+}
+
+/* As if exhausted. */
+static void seq_iter_clear(code_vm *vm, cv self)
+{
+    code_setref(vm, &((code_seq_iter *)cv_obj(self))->seq, CV_NULL);
+}
+
 static cv iter_self(code_vm *vm, cv self)
 {
     (void)vm;
@@ -508,6 +531,8 @@ static cv seq_reviter_next(code_vm *vm, cv self)
         .name = tname,                                                                      \
         .kind = CODE_K_ITER,                                                                \
         .dealloc = seq_iter_dealloc,                                                        \
+        .traverse = seq_iter_traverse,                                                      \
+        .clear = seq_iter_clear,                                                            \
         .iter = iter_self,                                                                  \
         .next = nextfn,                                                                     \
     }
@@ -553,6 +578,8 @@ const code_type code_type_list = {
     .name = "list",
     .kind = CODE_K_LIST,
     .dealloc = list_dealloc,
+    .traverse = list_traverse,
+    .clear = list_gc_clear,
     .repr = list_repr,
     .compare = list_compare,
     .binop = list_binop,

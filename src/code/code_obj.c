@@ -1,6 +1,7 @@
 /* The object core: the immortal singletons, the types of types, None,
  * NotImplemented, Ellipsis and builtin functions, object allocation and
  * release, and the vm's life cycle. */
+#include "code/code_gc.h"
 #include "code/code_vm.h"
 
 #include <stdio.h>
@@ -21,7 +22,9 @@ code_obj code_ellipsis_obj = IMMORTAL(&code_type_ellipsis);
 
 void *code_obj_new(code_vm *vm, const code_type *t, size_t size)
 {
-    if (size > UINT32_MAX) {
+    if (t->traverse)
+        return code_gc_obj_new(vm, t, size);
+    if (size >= CODE_OBJ_GC) {
         code_raise_nomem(vm);
         return NULL;
     }
@@ -41,7 +44,10 @@ void code_obj_free(code_vm *vm, code_obj *o)
     o->rc = 1;
     if (o->type->dealloc)
         o->type->dealloc(vm, o);
-    code_heap_free(vm, o, o->size);
+    if (o->size & CODE_OBJ_GC)
+        code_gc_obj_free(vm, o);
+    else
+        code_heap_free(vm, o, o->size);
 }
 
 /* ---- the vm ---- */
@@ -65,10 +71,15 @@ int code_vm_init(code_vm *vm, const code_limits *limits, code_alloc_fn alloc, vo
     vm->max_depth = vm->limits.max_depth + 50;
     if (code_heap_create(vm))
         return -1;
+    if (code_gc_init(vm)) {
+        code_heap_destroy(vm);
+        return -1;
+    }
     code_sb_init(&vm->out, vm);
     /* The reserve MemoryError: made while memory is surely available. */
     vm->nomem = code_exc_new(vm, &code_exc_MemoryError, CODE_EMPTY_TUPLE);
     if (!vm->nomem) {
+        code_gc_destroy(vm);
         code_heap_destroy(vm);
         return -1;
     }
@@ -79,6 +90,7 @@ void code_vm_destroy(code_vm *vm)
 {
     /* Everything lives in the heap: no need to walk the references. */
     code_heap_destroy(vm);
+    code_gc_destroy(vm);
     memset(vm, 0, sizeof(*vm));
 }
 
@@ -230,6 +242,13 @@ static void cfunc_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, ((code_cfunc_obj *)o)->self);
 }
 
+/* No clear: a cycle through a bound method goes through its self's
+ * container, whose clear breaks it. */
+static void cfunc_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    visit(vm, ((code_cfunc_obj *)cv_obj(self))->self, arg);
+}
+
 static cv cfunc_repr(code_vm *vm, cv self)
 {
     const code_cfunc_obj *f = (const code_cfunc_obj *)cv_obj(self);
@@ -279,7 +298,7 @@ static cv cfunc_getattr(code_vm *vm, cv self, const char *name)
 
 const code_type code_type_cfunc = {
     .ob = TYPE_HEAD, .name = "builtin_function_or_method", .kind = CODE_K_CFUNC,
-    .dealloc = cfunc_dealloc, .repr = cfunc_repr, .hash = ident_hash,
+    .dealloc = cfunc_dealloc, .traverse = cfunc_traverse, .repr = cfunc_repr, .hash = ident_hash,
     .compare = ident_compare, .call = cfunc_call, .getattr = cfunc_getattr,
 };
 

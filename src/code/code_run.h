@@ -125,9 +125,11 @@ void code_run_resume(code_run *r, const code_result *results, size_t n, code_ste
 /* A paused run (after a CALL step) as versioned bytes (code_dump.c). */
 int code_run_dump(code_run *r, char **buf, size_t *len, code_error *err);
 /* A run from dump bytes (untrusted: every field is checked), paused where it
- * was dumped. opts supplies the allocator; its limits and functions are
- * ignored in favour of the dumped ones. *st (may be NULL) receives the
- * pending calls as a CALL step with no new output. */
+ * was dumped. opts supplies the allocator; the dumped functions are used,
+ * and the dumped limits, each capped by opts' limit when that one is not 0
+ * (so a forged dump cannot grant itself more time or memory than the host
+ * allows). *st (may be NULL) receives every pending call in full as a CALL
+ * step with no new output. */
 int code_run_load(const char *buf, size_t len, const code_run_opts *opts, code_run **out,
                   code_step *st, code_error *err);
 void code_run_free(code_run *r);

@@ -80,6 +80,19 @@ static void set_dealloc(code_vm *vm, code_obj *o)
     code_cont_dealloc_leave(vm);
 }
 
+static void set_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    const code_dict *so = &((const code_set *)cv_obj(self))->d;
+    for (size_t i = 0; i < so->cap; i++)
+        if (so->e[i].key)
+            visit(vm, so->e[i].key, arg);
+}
+
+static void set_gc_clear(code_vm *vm, cv self)
+{
+    set_dealloc(vm, cv_obj(self));
+}
+
 /* The slot holding key, or the empty slot that ends its probe sequence;
  * NULL on error. */
 static code_dict_entry *set_lookkey(code_vm *vm, code_dict *so, cv key, uint64_t hash)
@@ -493,6 +506,17 @@ static void set_iter_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, ((code_set_iter *)o)->s);
 }
 
+static void set_iter_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    visit(vm, ((code_set_iter *)cv_obj(self))->s, arg);
+}
+
+/* As if exhausted. */
+static void set_iter_clear(code_vm *vm, cv self)
+{
+    code_setref(vm, &((code_set_iter *)cv_obj(self))->s, CV_NULL);
+}
+
 static cv iter_self(code_vm *vm, cv self)
 {
     (void)vm;
@@ -525,6 +549,8 @@ const code_type code_type_set_iter = {
     .name = "set_iterator",
     .kind = CODE_K_ITER,
     .dealloc = set_iter_dealloc,
+    .traverse = set_iter_traverse,
+    .clear = set_iter_clear,
     .iter = iter_self,
     .next = set_iter_next,
 };
@@ -630,6 +656,8 @@ const code_type code_type_set = {
     .name = "set",
     .kind = CODE_K_SET,
     .dealloc = set_dealloc,
+    .traverse = set_traverse,
+    .clear = set_gc_clear,
     .repr = set_repr,
     .compare = code_set_compare,
     .binop = code_set_binop,
@@ -646,6 +674,8 @@ const code_type code_type_frozenset = {
     .name = "frozenset",
     .kind = CODE_K_FROZENSET,
     .dealloc = set_dealloc,
+    .traverse = set_traverse,
+    .clear = set_gc_clear,
     .repr = set_repr,
     .hash = frozenset_hash,
     .compare = code_set_compare,

@@ -68,6 +68,15 @@ static void tuple_dealloc(code_vm *vm, code_obj *o)
     code_cont_dealloc_leave(vm);
 }
 
+/* No clear: a tuple cannot hold itself, so a cycle through one goes
+ * through a mutable container too, whose clear breaks it. */
+static void tuple_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
+{
+    const code_tuple *t = (const code_tuple *)cv_obj(self);
+    for (size_t i = 0; i < t->n; i++)
+        visit(vm, t->v[i], arg);
+}
+
 static cv tuple_repr(code_vm *vm, cv self)
 {
     code_tuple *t = (code_tuple *)cv_obj(self);
@@ -281,6 +290,7 @@ const code_type code_type_tuple = {
     .name = "tuple",
     .kind = CODE_K_TUPLE,
     .dealloc = tuple_dealloc,
+    .traverse = tuple_traverse,
     .repr = tuple_repr,
     .hash = tuple_hash,
     .compare = tuple_compare,

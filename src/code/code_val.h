@@ -3,8 +3,8 @@
  * A value (cv) is one machine word: a small int tagged in its low bit, or a
  * pointer to a reference-counted object whose header names its type. A run
  * owns one heap (code_heap.c) and every object in it; freeing the run frees
- * the heap at once, so reference cycles (which counting never frees) cost
- * memory only until the run ends, and count against its memory limit.
+ * the heap at once. Reference cycles, which counting never frees, are found
+ * by the cycle collector (code_gc.c) at the evaluator's safe points.
  *
  * Conventions (CPython's, so they are familiar):
  *  - functions returning cv return a NEW reference, or CV_NULL with the
@@ -54,8 +54,11 @@ static inline cv cv_from_small(int64_t i) { return (cv)(((uint64_t)i << 1) | 1u)
 struct code_obj {
     const code_type *type;
     uint32_t rc;                 /* CODE_RC_IMMORTAL for static objects */
-    uint32_t size;               /* bytes of the block (code_heap), 0 if static */
+    uint32_t size;               /* bytes of the block (code_heap), 0 if static;
+                                  * CODE_OBJ_GC set: tracked by the collector,
+                                  * its header before the object (code_gc.c) */
 };
+#define CODE_OBJ_GC 0x80000000u
 
 static inline code_obj *cv_obj(cv v) { return (code_obj *)v; }
 static inline cv cv_of(const void *o) { return (cv)o; }
@@ -83,6 +86,8 @@ enum code_unop_kind { CODE_UOP_NEG, CODE_UOP_POS, CODE_UOP_INVERT };
 enum code_cmp_kind { CODE_CMP_LT, CODE_CMP_LE, CODE_CMP_EQ, CODE_CMP_NE, CODE_CMP_GT, CODE_CMP_GE };
 
 typedef cv (*code_cfunc)(code_vm *vm, cv *args, size_t nargs, cv kwnames);
+/* The cycle collector's visitor (code_gc.c): called once per reference. */
+typedef void (*code_visit_fn)(code_vm *vm, cv v, void *arg);
 
 /* A method table entry: args[0] is self. */
 typedef struct code_method {
@@ -130,6 +135,13 @@ struct code_type {
     /* Calling the type itself: int("3"), ValueError("x"), dict(a=1). NULL:
      * TypeError "cannot create 'X' instances". */
     cv (*new)(code_vm *vm, const code_type *t, cv *args, size_t nargs, cv kwnames);
+    /* The cycle collector (code_gc.c). traverse calls visit on every
+     * reference the object OWNS (one counted in the referent's rc; never a
+     * borrowed one); objects of a type that has it are tracked. clear drops
+     * those references to break a cycle of garbage (the object is freed
+     * right after); NULL: the other objects of the cycle break it. */
+    void (*traverse)(code_vm *vm, cv self, code_visit_fn visit, void *arg);
+    void (*clear)(code_vm *vm, cv self);
 };
 
 extern const code_type code_type_type;

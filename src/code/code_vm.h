@@ -39,6 +39,7 @@ struct code_vm {
     cv nomem;                    /* a MemoryError made in advance: raising it
                                   * needs no memory */
     uint64_t next_id;            /* id() and reprs: deterministic numbers */
+    struct code_gc *gc;          /* code_gc.c: the cycle collector's state */
 };
 
 /* The run's heap (code_heap.c): code_vm_init creates it. */
@@ -55,6 +56,14 @@ void code_vm_destroy(code_vm *vm);
  * own (sum over a huge range, a long sort) may call it too. -1 with
  * TimeoutError once the limit is used up; 0 outside a run. */
 int code_check_time(code_vm *vm);
+
+/* The cycle collector (code_gc.c). code_gc_collect frees the unreachable
+ * cycles now and returns how many objects it found; it must only run where
+ * no C code holds a pointer into an object without a reference of its own
+ * (code_check_time runs it, when allocations ask for it). */
+size_t code_gc_collect(code_vm *vm);
+/* A collection is due: run it (code_check_time calls this). */
+void code_gc_maybe(code_vm *vm);
 
 /* Guards every recursive C path over values (repr of nested lists, ==,
  * hashing tuples, JSON encoding, deep copies): RecursionError past

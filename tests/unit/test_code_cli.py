@@ -10,23 +10,6 @@ import pytest
 CELLA = os.environ.get("CELLA_BIN", "build/cella")
 
 
-def _interpreter_missing():
-    """The binary links a stand-in until src/code/code_run.c is in the tree:
-    these tests skip, with the reason, while it does."""
-    try:
-        p = subprocess.run([CELLA, "code", "run", "-"], input=b"1\n", capture_output=True,
-                           timeout=60)
-    except OSError as e:
-        return f"cannot run {CELLA}: {e}"
-    if b"not built into this binary" in p.stderr:
-        return "code mode's interpreter is not built in yet (src/code/code_run.c)"
-    return None
-
-
-_MISSING = _interpreter_missing()
-pytestmark = pytest.mark.skipif(bool(_MISSING), reason=str(_MISSING))
-
-
 def cella(*args, stdin="", cwd=None):
     return subprocess.run([CELLA, "code", *args], input=stdin.encode(), capture_output=True,
                           timeout=60, cwd=cwd)
