@@ -89,6 +89,7 @@ static void exc_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
     visit(vm, e->args, arg);
     visit(vm, e->cause, arg);
     visit(vm, e->context, arg);
+    visit(vm, e->attrs, arg);
 }
 
 static void exc_clear(code_vm *vm, cv self)
@@ -97,6 +98,7 @@ static void exc_clear(code_vm *vm, cv self)
     code_setref(vm, &e->args, CODE_EMPTY_TUPLE);
     code_setref(vm, &e->cause, CV_NULL);
     code_setref(vm, &e->context, CV_NULL);
+    code_setref(vm, &e->attrs, CV_NULL);
 }
 
 static size_t exc_nargs(cv exc)
