@@ -8,6 +8,11 @@
 
 /* ---- range ---------------------------------------------------------------------- */
 
+/* The loops that compare every item ("a" in range(2 ** 62)) check the run's
+ * time every so many items, as the evaluator's loops do: a range may be
+ * longer than any time limit. */
+#define RANGE_TICK 4095
+
 /* The number of items, or -1 past int64. */
 static int64_t range_len(int64_t start, int64_t stop, int64_t step)
 {
@@ -172,7 +177,8 @@ static int64_t big_find(code_vm *vm, cv self, cv x)
             found = e < 0 ? -2 : k;
             break;
         }
-        k++;
+        if ((++k & RANGE_TICK) == 0 && code_check_time(vm))
+            break;
     }
     code_decref(vm, it);
     return vm->exc ? -2 : found;
@@ -199,6 +205,8 @@ static int64_t range_find(code_vm *vm, const code_range *r, cv x)
             return -2;
         if (e)
             return k;
+        if ((k & RANGE_TICK) == RANGE_TICK && code_check_time(vm))
+            return -2;
     }
     return -1;
 }
@@ -367,10 +375,10 @@ static cv range_count(code_vm *vm, cv *args, size_t nargs, cv kwnames)
     if (!it)
         return CV_NULL;
     int64_t c = 0;
-    while ((item = code_next(vm, it))) {
+    for (int64_t k = 1; (item = code_next(vm, it)); k++) {
         int e = code_eq(vm, item, args[1]);
         code_decref(vm, item);
-        if (e < 0)
+        if (e < 0 || ((k & RANGE_TICK) == 0 && code_check_time(vm)))
             break;
         c += e;
     }

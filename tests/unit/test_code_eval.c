@@ -578,6 +578,11 @@ static void test_limits(void **state)
     run_opts(&h, "while True:\n    try:\n        pass\n    except Exception:\n        pass", &o);
     assert_int_equal(h.kind, CODE_STEP_ERROR);
     assert_string_equal(h.err.type, "TimeoutError");
+    /* a builtin's own long loop checks the time too */
+    run_opts(&h, "'a' in range(10 ** 20)", &o);
+    assert_string_equal(h.err.type, "TimeoutError");
+    run_opts(&h, "range(2 ** 62).count('a')", &o);
+    assert_string_equal(h.err.type, "TimeoutError");
     code_run_opts o2 = {.limits = {.max_calls = 3}, .functions = host_fns, .nfunctions = 1};
     run_opts(&h, "for i in range(10):\n    try:\n        fetch(i)\n    except Exception:\n"
                  "        pass",
