@@ -194,6 +194,12 @@ static int mul_rec(code_vm *vm, uint32_t *r, const uint32_t *a, size_t na, const
         return mul_unbalanced(vm, r, a, na, b, nb);
     if (code_guard_enter(vm, "multiplication"))
         return -1;
+    /* One huge product can take seconds: the time limit is checked at each
+     * Karatsuba level large enough to matter. */
+    if (nb >= 16 * KARATSUBA_CUTOFF && code_check_time_only(vm)) {
+        code_guard_leave(vm);
+        return -1;
+    }
     int rc = mul_karatsuba(vm, r, a, na, b, nb);
     code_guard_leave(vm);
     return rc;
@@ -259,7 +265,18 @@ int code_mag_divmod(code_vm *vm, uint32_t *q, uint32_t *r, const uint32_t *a, si
     un[0] = a[0] << s;
 
     const uint64_t B = (uint64_t)1 << 32;
+    uint64_t work = 0;
     for (size_t j = na - nb + 1; j-- > 0;) {
+        /* Long division is quadratic: the time limit is checked every few
+         * million limb steps. */
+        work += nb;
+        if (work >= ((uint64_t)1 << 24)) {
+            work = 0;
+            if (code_check_time_only(vm)) {
+                code_heap_free(vm, un, nt * sizeof *un);
+                return -1;
+            }
+        }
         uint64_t num = ((uint64_t)un[j + nb] << 32) | un[j + nb - 1];
         uint64_t qhat = num / vn[nb - 1];
         uint64_t rhat = num % vn[nb - 1];

@@ -325,23 +325,39 @@ static cv bi_print(code_vm *vm, cv *args, size_t nargs, cv kwnames)
         return code_raise(vm, &code_exc_NotImplementedError,
                           "print(file=...) is not supported in code mode");
     bool sep_given = kw[0] && kw[0] != CODE_NONE, end_given = kw[1] && kw[1] != CODE_NONE;
-    code_sb *out = &vm->out;
+    /* The line is built apart and appended whole: str() of an argument may
+     * fail (the digit limit, deep data), and the run's output buffer must
+     * not be left marked as failed by it. */
+    code_sb line;
+    code_sb_init(&line, vm);
     for (size_t i = 0; i < nargs; i++) {
         if (i > 0) {
             if (sep_given)
-                code_sb_add(out, code_str_cstr(kw[0]), code_str_len(kw[0]));
+                code_sb_add(&line, code_str_cstr(kw[0]), code_str_len(kw[0]));
             else
-                code_sb_add(out, " ", 1);
+                code_sb_add(&line, " ", 1);
         }
-        if (code_sb_str(out, args[i]) < 0)
-            return CV_NULL;
+        if (code_sb_str(&line, args[i]) < 0) {
+            code_sb_free(&line);
+            return vm->exc ? CV_NULL : code_raise_nomem(vm);
+        }
     }
     if (end_given)
-        code_sb_add(out, code_str_cstr(kw[1]), code_str_len(kw[1]));
+        code_sb_add(&line, code_str_cstr(kw[1]), code_str_len(kw[1]));
     else
-        code_sb_add(out, "\n", 1);
-    if (out->failed)
+        code_sb_add(&line, "\n", 1);
+    if (line.failed) {
+        code_sb_free(&line);
         return vm->exc ? CV_NULL : code_raise_nomem(vm);
+    }
+    int rc = code_sb_add(&vm->out, line.p, line.len);
+    code_sb_free(&line);
+    if (rc < 0) {
+        /* Only out of memory gets here: the output buffer may be used again
+         * once memory is freed. */
+        vm->out.failed = false;
+        return vm->exc ? CV_NULL : code_raise_nomem(vm);
+    }
     return CODE_NONE;
 }
 

@@ -266,6 +266,7 @@ struct code_eval {
     size_t nfuts, capfuts;
     struct code_newcall { uint64_t id; char *function, *args, *kwargs; } *newcalls;
     size_t nnew, capnew;
+    size_t newcall_bytes;        /* JSON text of the calls not yet handed over */
     /* async */
     struct code_task **ready;
     size_t nready, capready;

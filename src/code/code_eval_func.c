@@ -177,6 +177,21 @@ static uint64_t thread_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+int code_check_time_only(code_vm *vm)
+{
+    struct code_eval *ev = vm->ev;
+    if (!ev)
+        return 0;
+    uint64_t now = thread_cpu_ns();
+    if (vm->cpu_ns + (now - ev->cpu_start_ns) > ev->max_time_ns) {
+        ev->fatal = true;
+        ev->tick = CODE_TICKS;
+        return code_raise_i(vm, &code_exc_TimeoutError, "time limit exceeded (%llu us)",
+                            (unsigned long long)vm->limits.max_time_us);
+    }
+    return 0;
+}
+
 /* The time limit: read the CPU clock now and then, not per node. */
 int code_check_time(code_vm *vm)
 {
@@ -190,6 +205,9 @@ int code_check_time(code_vm *vm)
     uint64_t now = thread_cpu_ns();
     if (vm->cpu_ns + (now - ev->cpu_start_ns) > ev->max_time_ns) {
         ev->fatal = true;
+        /* Every later tick checks again, so a handler that swallowed the
+         * TimeoutError (a task's, a generator's) cannot keep the run going. */
+        ev->tick = CODE_TICKS;
         return code_raise_i(vm, &code_exc_TimeoutError, "time limit exceeded (%llu us)",
                             (unsigned long long)vm->limits.max_time_us);
     }

@@ -104,6 +104,10 @@ int code_exec_try(code_vm *vm, code_frame *f, const code_stmt *s)
     struct code_eval *ev = vm->ev;
     int st = code_exec_block(vm, f, &s->u.try_.body);
     if (st == CODE_X_ERR && s->u.try_.nhandlers && !code_exc_is_fatal(vm)) {
+        if (!vm->exc)
+            /* A failure that set no exception is a bug of the runtime: made
+             * an error here rather than a NULL handed to the handlers. */
+            code_raise(vm, &code_exc_RuntimeError, "internal error: an operation failed without an exception");
         cv exc = code_exc_fetch(vm);
         int handled = 0;
         for (uint32_t i = 0; i < s->u.try_.nhandlers && !handled; i++) {

@@ -140,6 +140,20 @@ cv code_host_issue(code_vm *vm, cv name, cv *args, size_t nargs, cv kwnames)
         free(ja);
         return CV_NULL;
     }
+    /* The texts live outside the run's heap until the step hands them over,
+     * and async code may issue many calls before it does: together with the
+     * heap they stay within the memory limit. */
+    size_t add = n1 + n2;
+    if (vm->mem.max_bytes && (add > vm->mem.max_bytes ||
+                              ev->newcall_bytes > vm->mem.max_bytes - add ||
+                              vm->mem.bytes > vm->mem.max_bytes - add - ev->newcall_bytes)) {
+        free(ja);
+        free(jk);
+        return code_raise(vm, &code_exc_MemoryError,
+                          "the arguments of the host calls issued in one step exceed the "
+                          "memory limit");
+    }
+    ev->newcall_bytes += add;
     code_future *f = code_obj_new(vm, &code_type_future, sizeof(code_future));
     char *fname = dup_str(code_str_cstr(name));
     if (!f || !fname || code_host_note_call(vm, fname, ja, jk)) {

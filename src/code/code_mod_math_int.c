@@ -187,6 +187,11 @@ static cv falling(code_vm *vm, cv n, int64_t k, bool comb)
         return CV_NULL;
     cv r = cv_from_small(1);
     for (int64_t i = 0; i < k && r; i++) {
+        /* As prod: the time limit inside the loop. */
+        if ((i & 255) == 255 && code_check_time_only(vm)) {
+            code_setref(vm, &r, CV_NULL);
+            break;
+        }
         cv f = code_int_binop(vm, CODE_OP_SUB, n, cv_from_small(i));
         cv t = f ? code_int_mul(vm, r, f) : CV_NULL;
         code_decref(vm, f);
@@ -327,12 +332,17 @@ cv code_math_prod(code_vm *vm, cv *args, size_t nargs, cv kwnames)
         return CV_NULL;
     }
     cv x;
+    unsigned n = 0;
     while ((x = code_next(vm, iter))) {
         cv t = code_binop(vm, CODE_OP_MUL, acc, x);
         code_decref(vm, x);
         code_setref(vm, &acc, t);
-        if (!acc)
+        /* A product of big ints grows each step: the time limit is read
+         * every 256 of them, not only by the evaluator around the call. */
+        if (!acc || ((++n & 255) == 0 && code_check_time_only(vm))) {
+            code_setref(vm, &acc, CV_NULL);
             break;
+        }
     }
     code_decref(vm, iter);
     if (vm->exc) {

@@ -105,6 +105,13 @@ int code_guard_enter(code_vm *vm, const char *what)
         return -1;
     }
     vm->depth++;
+    /* Nested comparisons and reprs can run long without a Python-level
+     * loop (two shared lists a = [a, a] compared 2**80 times): the time
+     * limit is read every 64K entries. */
+    if ((++vm->guard_ticks & 0xffff) == 0 && code_check_time_only(vm)) {
+        vm->depth--;
+        return -1;
+    }
     return 0;
 }
 

@@ -215,7 +215,9 @@ int code_run_new(const char *src, size_t n, const code_run_opts *opts, code_run 
     ev->run = r;
     ev->top_level_await = o->top_level_await;
     ev->host_any = !o->functions || o->nfunctions == 0;
-    ev->max_time_ns = vm->limits.max_time_us * 1000ull;
+    /* Saturating: a limit beyond 584 years must not wrap to a small one. */
+    ev->max_time_ns = vm->limits.max_time_us > UINT64_MAX / 1000 ? UINT64_MAX
+                                                                   : vm->limits.max_time_us * 1000ull;
     record_init(r, src, n, o);
     code_arena_init(&r->arena, &vm->mem);
     code_parse_opts po = {.max_nesting = (int)o->limits.max_nesting,
@@ -249,6 +251,11 @@ static void main_entry(void *arg)
     cv res = CV_NULL;
     if (code_eval_module(vm, &res) == 0)
         ev->result = res;
+    else if (!vm->exc)
+        /* A failure that set no exception (a runtime bug) must not pass for
+         * a run that completed with None. */
+        code_raise(vm, &code_exc_RuntimeError,
+                   "internal error: an operation failed without an exception");
     ev->finished = true;
     ev->waiting = NULL;
     code_ctx_switch(&ev->main, &ev->host, true);
@@ -317,6 +324,7 @@ static void finish_step(code_run *r, code_step *st)
         st->calls[i].kwargs_json = ev->newcalls[i].kwargs;
     }
     ev->nnew = 0;
+    ev->newcall_bytes = 0;
     for (size_t i = 0; i < ev->nfuts; i++)
         st->pending[i] = ev->futs[i]->id;
     st->npending = ev->nfuts;

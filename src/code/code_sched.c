@@ -417,7 +417,9 @@ static cv await_gather(code_vm *vm, code_gather *g)
             cv exc;
             if (aw_done(ch->v[i], &seq, &exc)) {
                 ndone++;
-                if (exc && !g->return_exceptions && seq < first_seq) {
+                /* A limit reached in a child ends the run: return_exceptions
+                 * must not turn it into a value. */
+                if (exc && (!g->return_exceptions || vm->ev->fatal) && seq < first_seq) {
                     first = exc;
                     first_seq = seq;
                 }

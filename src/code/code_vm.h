@@ -39,6 +39,7 @@ struct code_vm {
     cv nomem;                    /* a MemoryError made in advance: raising it
                                   * needs no memory */
     uint64_t next_id;            /* id() and reprs: deterministic numbers */
+    uint64_t guard_ticks;        /* code_guard_enter's count, for the time limit */
     struct code_gc *gc;          /* code_gc.c: the cycle collector's state */
 };
 
@@ -64,6 +65,11 @@ int code_check_time(code_vm *vm);
 size_t code_gc_collect(code_vm *vm);
 /* A collection is due: run it (code_check_time calls this). */
 void code_gc_maybe(code_vm *vm);
+
+/* The time limit alone, for long loops in C (bignum kernels, math folds,
+ * nested comparisons): no collection, so callable anywhere. 0, or -1 with
+ * TimeoutError raised (code_eval_func.c). */
+int code_check_time_only(code_vm *vm);
 
 /* Guards every recursive C path over values (repr of nested lists, ==,
  * hashing tuples, JSON encoding, deep copies): RecursionError past
