@@ -402,6 +402,36 @@ int code_pool_resume(code_pool *p, const char *tenant, const char *run_id,
     return finish(p, w, r, tenant, handle, &r->limits, t, a, e);
 }
 
+void code_pool_discard(code_pool *p, const char *tenant, const char *run_id, const char *why)
+{
+    pthread_mutex_lock(&p->mu);
+    prun *r;
+    for (;;) {
+        r = find_run(p, run_id);
+        if (!r || strcmp(r->tenant, tenant) != 0 || r->st == PR_ACTIVE) {
+            pthread_mutex_unlock(&p->mu);
+            return;
+        }
+        /* A RESIDENT run's worker is never busy but while moving it. */
+        if (r->st != PR_MOVING && !(r->st == PR_RESIDENT && r->w->busy))
+            break;
+        pthread_cond_wait(&p->cv, &p->mu);
+    }
+    if (r->st == PR_RESIDENT) {
+        cworker *w = r->w;
+        r->st = PR_MOVING;
+        w->busy = true;
+        pthread_mutex_unlock(&p->mu);
+        free_in_worker(p, w, r->handle);
+        pthread_mutex_lock(&p->mu);
+        bury(p, r, false, "%.150s", why);
+        cworker_release(p, w);
+    } else {
+        bury(p, r, false, "%.150s", why);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
 /* ---- the background thread ------------------------------------------------------ */
 
 /* One pass; returns true when it let go of mu (the table may have changed:
