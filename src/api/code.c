@@ -59,29 +59,57 @@ static bool too_deep(json_t *v, int left)
     return false;
 }
 
-/* The same for JSON text, before jansson parses it: brackets outside
- * strings. */
-static bool text_too_deep(const char *s, size_t n, int max)
+/* How many values a value from the worker (a result, a call's arguments)
+ * may hold. The worker's text may be as big as a frame (64 MiB) from a tiny
+ * heap (a list holding one list 21,000 times), and jansson spends 50 to 250
+ * bytes on each value it parses (an empty object's hash table): 63 MB of
+ * "[{},{},...]" would cost the daemon some 5 GB. A million values cost at
+ * most a few hundred MB, briefly. */
+#define CODE_API_MAX_VALUES 1000000u
+
+typedef enum text_verdict { TEXT_OK, TEXT_TOO_DEEP, TEXT_TOO_MANY } text_verdict;
+
+/* JSON text, before jansson parses it, in one pass: whether it nests deeper
+ * than max_depth (brackets outside strings) or holds more values (arrays,
+ * objects, strings that are not keys, numbers, literals) than *budget, which
+ * it then spends. Malformed text is left to jansson. */
+static text_verdict text_check(const char *s, size_t n, int max_depth, uint64_t *budget)
 {
+    char stack[CODE_API_MAX_VALUE_DEPTH + 1];
     int depth = 0;
-    bool in_str = false;
+    uint64_t values = 0;
+    char prev = 0;                /* the last token: [ { , : or v (a value's end) */
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
-        if (in_str) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_str = false;
-        } else if (c == '"') {
-            in_str = true;
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+            continue;
+        if (c == '"') {
+            bool key = depth > 0 && stack[depth - 1] == '{' && (prev == '{' || prev == ',');
+            values += !key;
+            for (i++; i < n && s[i] != '"'; i++)
+                if (s[i] == '\\')
+                    i++;
+            prev = 'v';
         } else if (c == '[' || c == '{') {
-            if (++depth > max)
-                return true;
+            values++;
+            if (depth >= max_depth || depth >= CODE_API_MAX_VALUE_DEPTH)
+                return TEXT_TOO_DEEP;
+            stack[depth++] = c;
+            prev = c;
         } else if (c == ']' || c == '}') {
-            depth--;
+            depth -= depth > 0;
+            prev = 'v';
+        } else if (c == ',' || c == ':') {
+            prev = c;
+        } else {
+            values += prev != 'v';   /* a number or literal's first character */
+            prev = 'v';
         }
+        if (values > *budget)
+            return TEXT_TOO_MANY;
     }
-    return false;
+    *budget -= values;
+    return TEXT_OK;
 }
 
 /* Any JSON value as compact text (malloc'd, free()). */
@@ -210,26 +238,49 @@ static int decode_run(http_ctx *c, json_t *j, run_in *x, core_error *e)
     return jin_bool(j, "top_level_await", &x->r.top_level_await, e) < 0 ? -1 : 0;
 }
 
-/* A JSON text from the worker as a value; NULL when it is not JSON (a
- * worker bug) or nests too deeply: the caller answers an error. */
-static json_t *load_value(code_wire_str s)
+/* A JSON text from the worker as a value; NULL when it nests too deeply,
+ * holds more values than are left in *budget (one answer's, shared by all
+ * its texts; *too_many set), or is not JSON (a worker bug): the caller
+ * answers an error. */
+static json_t *load_value(code_wire_str s, uint64_t *budget, bool *too_many)
 {
-    if (!s.p || text_too_deep(s.p, s.n, CODE_API_MAX_VALUE_DEPTH))
+    if (!s.p)
+        return NULL;
+    text_verdict v = text_check(s.p, s.n, CODE_API_MAX_VALUE_DEPTH, budget);
+    if (v == TEXT_TOO_MANY)
+        *too_many = true;
+    if (v != TEXT_OK)
         return NULL;
     /* A Python str may hold NUL ("\\u0000" in JSON). */
     return json_loadb(s.p, s.n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 }
 
-static json_t *answer_json(const code_answer *a)
+static json_t *too_many_values(const char *what)
+{
+    char msg[200];
+    snprintf(msg, sizeof(msg), "%s too large to send: more than %u JSON values",
+             what, CODE_API_MAX_VALUES);
+    return json_pack("{s:s, s:s, s:n}", "type", "MemoryError", "message", msg, "line");
+}
+
+/* The answer to a step. *discard: the run paused on calls whose arguments
+ * cannot be sent, so it must be ended (the caller frees it in the pool):
+ * the client gets an error and no run_id. */
+static json_t *answer_json(const code_answer *a, bool *discard)
 {
     const code_wire_msg *m = &a->m;
+    bool too_many = false;
+    uint64_t budget = CODE_API_MAX_VALUES;
+    *discard = false;
     json_t *o = json_object();
     json_t *err = NULL;
     if (m->kind == CODE_STEP_COMPLETE) {
-        json_t *v = load_value(m->result_json);
+        json_t *v = load_value(m->result_json, &budget, &too_many);
         if (v) {
             json_object_set_new(o, "status", json_string("complete"));
             json_object_set_new(o, "result", v);
+        } else if (too_many) {
+            err = too_many_values("the result is");
         } else {
             err = json_pack("{s:s, s:s, s:n}", "type", "ValueError", "message",
                             "the result cannot be sent: it nests deeper than 256 levels, or "
@@ -238,14 +289,19 @@ static json_t *answer_json(const code_answer *a)
     } else if (m->kind == CODE_STEP_CALL) {
         json_t *calls = json_array();
         for (size_t i = 0; i < m->ncalls && !err; i++) {
-            json_t *args = load_value(m->calls[i].args_json);
-            json_t *kwargs = load_value(m->calls[i].kwargs_json);
+            json_t *args = load_value(m->calls[i].args_json, &budget, &too_many);
+            json_t *kwargs = args ? load_value(m->calls[i].kwargs_json, &budget, &too_many) : NULL;
             if (!json_is_array(args) || !json_is_object(kwargs)) {
                 json_decref(args);
                 json_decref(kwargs);
-                err = json_pack("{s:s, s:s, s:n}", "type", "ValueError", "message",
-                                "a call's arguments cannot be sent: they nest deeper than 256 "
-                                "levels, or are not JSON", "line");
+                if (too_many)
+                    err = too_many_values("a call's arguments are");
+                else
+                    err = json_pack("{s:s, s:s, s:n}", "type", "ValueError", "message",
+                                    "a call's arguments cannot be sent: they nest deeper than "
+                                    "256 levels, or are not JSON", "line");
+                /* The client cannot answer calls it was not sent. */
+                *discard = a->run_id[0] != 0;
                 break;
             }
             cbuf name;
@@ -303,6 +359,17 @@ static json_t *answer_json(const code_answer *a)
     return o;
 }
 
+/* A step's answer; a run paused on calls that cannot be sent is ended. */
+static json_t *step_answer(http_ctx *c, const code_answer *a)
+{
+    bool discard;
+    json_t *o = answer_json(a, &discard);
+    if (discard)
+        code_pool_discard(core_code_pool(c->core), c->tenant, a->run_id,
+                          "its calls' arguments could not be sent");
+    return o;
+}
+
 int api_code_run_json(http_ctx *c, json_t *body, json_t **out, core_error *e)
 {
     run_in x = {0};
@@ -311,7 +378,7 @@ int api_code_run_json(http_ctx *c, json_t *body, json_t **out, core_error *e)
     int rc = -1;
     if (decode_run(c, body, &x, e) == 0 &&
         code_pool_run(core_code_pool(c->core), c->tenant, &x.r, &a, e) == 0) {
-        *out = answer_json(&a);
+        *out = step_answer(c, &a);
         rc = 0;
     }
     code_answer_free(&a);
@@ -424,7 +491,7 @@ int api_code_resume_json(http_ctx *c, json_t *body, json_t **out, core_error *e)
     if (decode_resume(body, &x, e) == 0 &&
         code_pool_resume(core_code_pool(c->core), c->tenant, x.run_id, x.results, x.n, &a,
                          e) == 0) {
-        *out = answer_json(&a);
+        *out = step_answer(c, &a);
         rc = 0;
     }
     code_answer_free(&a);

@@ -146,7 +146,7 @@ static code_limits capped(const code_limits *d, const code_run_opts *opts)
         .max_allocs = (size_t)cap(d->max_allocs, h->max_allocs, UINT64_MAX),
         .max_depth = (uint32_t)cap(d->max_depth, h->max_depth, CODE_DEFAULT_MAX_DEPTH),
         .max_calls = (uint32_t)cap(d->max_calls, h->max_calls, CODE_DEFAULT_MAX_CALLS),
-        .max_nesting = (uint32_t)cap(d->max_nesting, h->max_nesting, 200),
+        .max_nesting = (uint32_t)cap(d->max_nesting, h->max_nesting, CODE_DEFAULT_MAX_NESTING),
     };
 }
 

@@ -59,6 +59,7 @@ typedef struct code_limits {
 #define CODE_DEFAULT_MAX_BYTES ((size_t)256 << 20)
 #define CODE_DEFAULT_MAX_DEPTH 1000u
 #define CODE_DEFAULT_MAX_CALLS 10000u
+#define CODE_DEFAULT_MAX_NESTING 200u
 
 typedef struct code_input {
     const char *name;            /* a Python identifier */

@@ -88,6 +88,12 @@ int code_pool_run(code_pool *p, const char *tenant, const code_pool_run_req *r, 
 int code_pool_resume(code_pool *p, const char *tenant, const char *run_id,
                      const code_result *results, size_t n, code_answer *a, core_error *e);
 
+/* Ends a paused run of tenant's (freed in its worker, or its dump dropped)
+ * after a step whose answer could not be sent: the client never got its
+ * run_id. Later resumes of it get S500 with why. No-op when the run is gone
+ * or being resumed. */
+void code_pool_discard(code_pool *p, const char *tenant, const char *run_id, const char *why);
+
 typedef struct code_pool_stats {
     unsigned workers_alive, workers_busy;
     unsigned runs_resident, runs_dumped;

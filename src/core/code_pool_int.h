@@ -55,7 +55,11 @@ struct prun {
     bool undumpable;              /* a dump failed: it stays where it is */
     uint64_t *pending;            /* call ids it waits on */
     size_t npending;
-    uint64_t max_time_us;         /* its time limit: bounds a step's wall clock */
+    code_limits limits;           /* the run's limits as the API resolved them (each 0
+                                   * field made its default, allocations excepted): its
+                                   * time bounds a step's wall clock, and every LOAD
+                                   * carries them, capping the limits in the dump (which
+                                   * a worker wrote, so is not trusted) */
     int64_t last_ns;              /* its last step (monotonic) */
 };
 

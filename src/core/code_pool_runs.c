@@ -153,11 +153,32 @@ static uint32_t tenant_runs(code_pool *p, const char *tenant)
     return n;
 }
 
+/* A run's limits with every 0 field (the interpreter's default) made that
+ * default, so that capping a dump's limits by them (code_run_load) leaves
+ * nothing unbounded that the run did not have unbounded. max_allocs 0 is
+ * "no limit" by default, so it stays 0. */
+static code_limits resolved_limits(const code_limits *l)
+{
+    code_limits x = *l;
+    if (!x.max_time_us)
+        x.max_time_us = CODE_DEFAULT_MAX_TIME_US;
+    if (!x.max_bytes)
+        x.max_bytes = CODE_DEFAULT_MAX_BYTES;
+    if (!x.max_depth)
+        x.max_depth = CODE_DEFAULT_MAX_DEPTH;
+    if (!x.max_calls)
+        x.max_calls = CODE_DEFAULT_MAX_CALLS;
+    if (!x.max_nesting)
+        x.max_nesting = CODE_DEFAULT_MAX_NESTING;
+    return x;
+}
+
 /* The end of a step in w (owned): the answer for the caller, the run's new
  * state, and w given back. r is the run resumed, or NULL for a new run. */
 static int finish(code_pool *p, cworker *w, prun *r, const char *tenant, uint32_t handle,
-                  uint64_t max_time_us, wtalk t, code_answer *a, core_error *e)
+                  const code_limits *lim, wtalk t, code_answer *a, core_error *e)
 {
+    uint64_t max_time_us = lim->max_time_us;
     if (t == WT_OK && a->m.type == CW_FAIL) {
         /* MemoryError: a step too big for a frame; else the worker refused. */
         bool mem = a->m.err_type.p && !strcmp(a->m.err_type.p, "MemoryError");
@@ -206,7 +227,7 @@ static int finish(code_pool *p, cworker *w, prun *r, const char *tenant, uint32_
                 abort();          /* getrandom failing is the machine failing */
             memcpy(r->id, id.str, sizeof(r->id));
             r->tenant = cella_strdup(tenant);
-            r->max_time_us = max_time_us;
+            r->limits = resolved_limits(lim);
             p->runs = cella_realloc(p->runs, (p->nruns + 1) * sizeof(*p->runs));
             p->runs[p->nruns++] = r;
         }
@@ -281,7 +302,7 @@ int code_pool_run(code_pool *p, const char *tenant, const code_pool_run_req *req
         .out_max = p->o.out_max,
     };
     wtalk t = cworker_talk(p, w, &q, a, code_pool_deadline(req->limits.max_time_us, false));
-    return finish(p, w, NULL, tenant, q.handle, req->limits.max_time_us, t, a, e);
+    return finish(p, w, NULL, tenant, q.handle, &req->limits, t, a, e);
 }
 
 static int not_found(code_pool *p, const char *tenant, const char *id, core_error *e)
@@ -358,11 +379,14 @@ int code_pool_resume(code_pool *p, const char *tenant, const char *run_id,
     uint32_t handle = r->handle;
     if (loaded) {
         handle = next_handle(w);
+        /* The run's own limits go with its dump: the worker caps the dumped
+         * ones by them, so a dump a compromised worker forged cannot grant a
+         * later load more than the API gave the run. */
         code_wire_msg q = {.type = CW_LOAD, .handle = handle, .bytes = {r->dump, r->dump_len},
-                           .out_max = p->o.out_max};
-        wtalk t = cworker_talk(p, w, &q, a, code_pool_deadline(r->max_time_us, true));
+                           .limits = r->limits, .out_max = p->o.out_max};
+        wtalk t = cworker_talk(p, w, &q, a, code_pool_deadline(r->limits.max_time_us, true));
         if (t != WT_OK || a->m.type != CW_STEP || a->m.kind != CODE_STEP_CALL || a->m.done)
-            return finish(p, w, r, tenant, handle, r->max_time_us, t, a, e);
+            return finish(p, w, r, tenant, handle, &r->limits, t, a, e);
         pthread_mutex_lock(&p->mu);
         p->dumped_bytes -= r->dump_len;
         cella_free(r->dump);
@@ -374,8 +398,38 @@ int code_pool_resume(code_pool *p, const char *tenant, const char *run_id,
     }
     code_wire_msg q = {.type = CW_RESUME, .handle = handle, .results = (code_result *)results,
                        .nresults = n, .out_max = p->o.out_max};
-    wtalk t = cworker_talk(p, w, &q, a, code_pool_deadline(r->max_time_us, loaded));
-    return finish(p, w, r, tenant, handle, r->max_time_us, t, a, e);
+    wtalk t = cworker_talk(p, w, &q, a, code_pool_deadline(r->limits.max_time_us, loaded));
+    return finish(p, w, r, tenant, handle, &r->limits, t, a, e);
+}
+
+void code_pool_discard(code_pool *p, const char *tenant, const char *run_id, const char *why)
+{
+    pthread_mutex_lock(&p->mu);
+    prun *r;
+    for (;;) {
+        r = find_run(p, run_id);
+        if (!r || strcmp(r->tenant, tenant) != 0 || r->st == PR_ACTIVE) {
+            pthread_mutex_unlock(&p->mu);
+            return;
+        }
+        /* A RESIDENT run's worker is never busy but while moving it. */
+        if (r->st != PR_MOVING && !(r->st == PR_RESIDENT && r->w->busy))
+            break;
+        pthread_cond_wait(&p->cv, &p->mu);
+    }
+    if (r->st == PR_RESIDENT) {
+        cworker *w = r->w;
+        r->st = PR_MOVING;
+        w->busy = true;
+        pthread_mutex_unlock(&p->mu);
+        free_in_worker(p, w, r->handle);
+        pthread_mutex_lock(&p->mu);
+        bury(p, r, false, "%.150s", why);
+        cworker_release(p, w);
+    } else {
+        bury(p, r, false, "%.150s", why);
+    }
+    pthread_mutex_unlock(&p->mu);
 }
 
 /* ---- the background thread ------------------------------------------------------ */

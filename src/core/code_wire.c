@@ -79,6 +79,17 @@ static void f_wstr(enc *e, uint8_t tag, code_wire_str s)
         f_str(e, tag, s.p, s.n);
 }
 
+/* A run's limits (RUN; LOAD, where they cap the dump's). */
+static void f_limits(enc *e, const code_limits *l)
+{
+    f_u64(e, T_LIM_TIME, l->max_time_us);
+    f_u64(e, T_LIM_BYTES, l->max_bytes);
+    f_u64(e, T_LIM_ALLOCS, l->max_allocs);
+    f_u64(e, T_LIM_DEPTH, l->max_depth);
+    f_u64(e, T_LIM_CALLS, l->max_calls);
+    f_u64(e, T_LIM_NESTING, l->max_nesting);
+}
+
 int code_wire_encode(const code_wire_msg *m, cbuf *out)
 {
     enc e = {.b = out, .start = out->len};
@@ -98,12 +109,7 @@ int code_wire_encode(const code_wire_msg *m, cbuf *out)
         f_u64(&e, T_HAS_FUNCTIONS, m->has_functions);
         for (size_t i = 0; i < m->nfunctions; i++)
             f_cstr(&e, T_FUNCTION, m->functions[i]);
-        f_u64(&e, T_LIM_TIME, m->limits.max_time_us);
-        f_u64(&e, T_LIM_BYTES, m->limits.max_bytes);
-        f_u64(&e, T_LIM_ALLOCS, m->limits.max_allocs);
-        f_u64(&e, T_LIM_DEPTH, m->limits.max_depth);
-        f_u64(&e, T_LIM_CALLS, m->limits.max_calls);
-        f_u64(&e, T_LIM_NESTING, m->limits.max_nesting);
+        f_limits(&e, &m->limits);
         f_u64(&e, T_TLA, m->top_level_await);
         break;
     case CW_RESUME:
@@ -119,6 +125,9 @@ int code_wire_encode(const code_wire_msg *m, cbuf *out)
         }
         break;
     case CW_LOAD:
+        f_wstr(&e, T_BYTES, m->bytes);
+        f_limits(&e, &m->limits);
+        break;
     case CW_DUMPED:
         f_wstr(&e, T_BYTES, m->bytes);
         break;

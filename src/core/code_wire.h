@@ -12,9 +12,10 @@
  *   RUN    {handle, code, inputs, functions, limits, tla} -> STEP
  *   RESUME {handle, results}                              -> STEP | FAIL
  *   DUMP   {handle}                                       -> DUMPED | FAIL
- *   LOAD   {handle, bytes}                                -> STEP (the pending calls)
+ *   LOAD   {handle, bytes, limits}                        -> STEP (the pending calls)
  *   FREE   {handle}                                       -> OK
- * (every request also carries out_max, the print() output a step keeps)
+ * (every request also carries out_max, the print() output a step keeps;
+ * a LOAD's limits are the run's own, and cap those its dump records)
  * and the worker sends READY once, before its first request, when its
  * sandbox (rlimits, seccomp) is in place (or FAIL, and exits). A step whose
  * run ended (done) frees the run in the worker: no FREE follows. */

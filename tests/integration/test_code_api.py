@@ -16,6 +16,7 @@ from daemon import Daemon, tokens_file, wait_until
 
 A = "tok-alice-0123456789abcdef"
 B = "tok-bob-0123456789abcdefgh"
+ADMIN = "tok-admin-0123456789abcdef"
 ERROR_KEYS = {"type", "code", "message", "docs_url", "retryable", "fix", "fix_note"}
 
 
@@ -29,7 +30,7 @@ def write_config(directory, text):
 @pytest.fixture(scope="module")
 def d(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("code")
-    tokens = tokens_file(tmp, {A: "alice", B: "bob"})
+    tokens = tokens_file(tmp, {A: "alice", B: "bob", ADMIN: "ops admin"})
     config = write_config(tmp, "pool_size: 0\ncode_workers: 2\ncode_max_time_ms: 30000\n")
     daemon = Daemon(tokens=tokens, config=config).start()
     yield daemon
@@ -256,6 +257,51 @@ def test_bad_call_id_keeps_the_run(interp):
     http_err(st, r, 400, "S001")
     st, r = resume(interp, {"run_id": b["run_id"], "results": [{"call_id": cid, "value": 1}]})
     assert st == 200 and r["result"] == 2, r
+
+
+def proc_kb(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+def paused_runs(d):
+    st, m = d.get("/metrics", token=ADMIN)
+    assert st == 200, (st, m)
+    return sum(int(line.rsplit(" ", 1)[1]) for line in m.splitlines()
+               if line.startswith("cella_code_runs_paused{"))
+
+
+def test_result_with_too_many_values(interp):
+    """A result whose JSON text holds millions of values from a tiny heap
+    (63 MB of [[{},{},...],...] from one 1000-item list) is refused before
+    the daemon parses it (jansson would spend some 5 GB on it): a prompt
+    MemoryError answer, and the daemon's memory does not balloon. The same
+    for a call's arguments: the run is then ended, with no run_id."""
+    pid = interp.proc.pid
+    rss0 = proc_kb(pid, "VmRSS")
+    t0 = time.monotonic()
+    b = ok_run(interp, {"code": "a = [{}] * 1000\n[a] * 21000"})
+    took = time.monotonic() - t0
+    assert b["status"] == "error", b
+    assert b["error"]["type"] == "MemoryError", b
+    assert "more than 1000000 JSON values" in b["error"]["message"], b
+    assert "run_id" not in b
+    assert took < 20, took
+    paused0 = paused_runs(interp)
+    b = ok_run(interp, {"code": "a = [{}] * 1000\nf([a] * 21000)\n1", "functions": ["f"]})
+    assert b["status"] == "error" and b["error"]["type"] == "MemoryError", b
+    assert "call's arguments" in b["error"]["message"], b
+    assert "run_id" not in b
+    assert paused_runs(interp) == paused0     # the run was ended, not left paused
+    grew = proc_kb(pid, "VmHWM") - rss0
+    assert grew < 300 * 1024, f"the daemon's peak RSS grew by {grew} kB"
+    # A big answer under the bound still goes through.
+    b = ok_run(interp, {"code": "[[1, 2, 3]] * 100000"})
+    assert b["status"] == "complete" and len(b["result"]) == 100000, b
+    assert interp.get("/healthz")[0] == 200
 
 
 # ---- workers killed, runs expired ------------------------------------------------------

@@ -15,6 +15,8 @@
  *   exec              maps executable memory (the filter must refuse it)
  *   alloc MB          allocates and touches MB MiB (MemoryError when it cannot)
  *   big MB            completes with a string of MB MiB
+ *   limits            completes with the run's limits as the host gave them
+ *                     (new: the RUN's; loaded: the LOAD's), as a JSON array
  * Dumps are "pc ncalls npending id... lastlen\nlast src". */
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +40,7 @@ struct code_run {
     bool done;
     char *out;
     size_t out_len;
+    code_limits lim;              /* the host's (opts->limits) */
 };
 
 static void out_add(code_run *r, const char *s, size_t n)
@@ -150,6 +153,17 @@ static void step(code_run *r, code_step *st)
             void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             if (p == MAP_FAILED)
                 out_add(r, "refused\n", 8);
+        } else if (!strcmp(cmd, "limits")) {
+            char j[200];
+            snprintf(j, sizeof(j), "[%llu,%llu,%llu,%llu,%llu,%llu]",
+                     (unsigned long long)r->lim.max_time_us, (unsigned long long)r->lim.max_bytes,
+                     (unsigned long long)r->lim.max_allocs, (unsigned long long)r->lim.max_depth,
+                     (unsigned long long)r->lim.max_calls, (unsigned long long)r->lim.max_nesting);
+            st->kind = CODE_STEP_COMPLETE;
+            st->result_json = strdup(j);
+            r->done = true;
+            stopped = true;
+            break;
         } else if (!strcmp(cmd, "big")) {
             size_t len = (size_t)atol(a) << 20;
             char *j = malloc(len + 3);
@@ -190,6 +204,7 @@ int code_run_new(const char *src, size_t n, const code_run_opts *opts, code_run 
         return code_error_set(err, "SyntaxError", 1, 1, "invalid syntax");
     code_run *r = calloc(1, sizeof(*r));
     r->src = strndup(src, n);
+    r->lim = opts->limits;
     for (size_t i = 0; i < opts->ninputs; i++) {
         char head[80];
         snprintf(head, sizeof(head), "input %s", opts->inputs[i].name);
@@ -289,6 +304,7 @@ int code_run_load(const char *buf, size_t len, const code_run_opts *opts, code_r
     if (lastlen)
         r->last = strndup(p, lastlen);
     r->src = strdup(p + lastlen);
+    r->lim = opts->limits;
     free(s);
     *out = r;
     if (st) {

@@ -71,6 +71,26 @@ static void test_wire_run(void **state)
     cbuf_free(&b);
 }
 
+/* A LOAD carries the run's limits with its bytes. */
+static void test_wire_load(void **state)
+{
+    code_wire_msg m = {.type = CW_LOAD, .handle = 2, .bytes = {"dump", 4},
+                       .limits = {1000, 2000, 3, 4, 5, 6}, .out_max = 9};
+    code_wire_msg d;
+    cbuf b;
+    roundtrip(&m, &d, &b);
+    assert_int_equal(d.type, CW_LOAD);
+    assert_int_equal(d.bytes.n, 4);
+    assert_int_equal(d.limits.max_time_us, 1000);
+    assert_int_equal(d.limits.max_bytes, 2000);
+    assert_int_equal(d.limits.max_allocs, 3);
+    assert_int_equal(d.limits.max_depth, 4);
+    assert_int_equal(d.limits.max_calls, 5);
+    assert_int_equal(d.limits.max_nesting, 6);
+    code_wire_msg_free(&d);
+    cbuf_free(&b);
+}
+
 static void test_wire_resume_and_step(void **state)
 {
     code_result res[2] = {{1, "[1]", NULL, NULL}, {2, NULL, "KeyError", "nope"}};
@@ -506,6 +526,33 @@ static void test_pool_evict_and_load(void **state)
     code_pool_close(p);
 }
 
+/* A run moved out of its worker and loaded into another gets the limits the
+ * API gave it with the LOAD (each default made explicit), whatever its dump
+ * says: the fake reports the limits its host passed. */
+static void test_pool_load_carries_limits(void **state)
+{
+    code_pool *p = open_pool(1, 8, 16, 60000, 60000);
+    code_answer a;
+    core_error e;
+    code_pool_run_req req = {.code = "call f [1]\nlimits", .code_len = 17,
+                             .limits = {.max_time_us = 2000000, .max_bytes = 5u << 20,
+                                        .max_depth = 50}};
+    assert_int_equal(code_pool_run(p, "t", &req, &a, &e), 0);
+    char id[64];
+    snprintf(id, sizeof(id), "%s", a.run_id);
+    assert_true(id[0]);
+    code_answer_free(&a);
+    assert_int_equal(run(p, "t", "result 5", 1000, &a, &e), 0);   /* evicts it */
+    code_answer_free(&a);
+    code_pool_stats s;
+    code_pool_get_stats(p, &s);
+    assert_int_equal(s.runs_dumped, 1);
+    assert_int_equal(resume1(p, "t", id, 1, "1", &a, &e), 0);
+    expect_complete(&a, "[2000000,5242880,0,50,10000,200]");
+    code_answer_free(&a);
+    code_pool_close(p);
+}
+
 static void test_pool_expiry_and_idle_dump(void **state)
 {
     code_pool *p = open_pool(1, 8, 16, 800, 100);
@@ -791,6 +838,7 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wire_run),
+        cmocka_unit_test(test_wire_load),
         cmocka_unit_test(test_wire_resume_and_step),
         cmocka_unit_test(test_wire_malformed),
         cmocka_unit_test(test_wire_mutations),
@@ -804,6 +852,7 @@ int main(void)
         cmocka_unit_test(test_pool_timeout),
         cmocka_unit_test(test_pool_idle_worker_killed),
         cmocka_unit_test(test_pool_limits),
+        cmocka_unit_test(test_pool_load_carries_limits),
         cmocka_unit_test(test_pool_cannot_start),
         cmocka_unit_test(test_pool_stress),
         cmocka_unit_test(test_pool_concurrent_resume),
