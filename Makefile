@@ -29,7 +29,7 @@ test-asan: asan
 # The short fuzz pass of every `make test`: each libFuzzer target for
 # FUZZ_CI_SECONDS from its seed corpus, as CTest tests (label fuzz), two at
 # a time; a crash, leak, timeout or broken invariant fails it.
-FUZZ_TARGETS = proto args text config http glob tar routes paths sed code_parse
+FUZZ_TARGETS = proto args text config http glob tar routes paths sed code_parse code_load
 FUZZ_CI_SECONDS ?= 10
 test-fuzz:
 	@sh scripts/deps.sh fuzz
