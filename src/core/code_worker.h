@@ -26,7 +26,7 @@
  * status; under the filter it ends with _exit. */
 int code_worker_main(int argc, char **argv);
 
-/* The rules, compiled to BPF at build time (tools/code_seccomp_gen.c); needs
+/* The rules, compiled to BPF at build time (tools/seccomp_gen.c); needs
  * libseccomp: linked into the generator and the tests only. */
 int code_seccomp_compile(uint8_t **bpf, size_t *len, cella_err *err);
 /* The compiled program (generated code_seccomp_bpf.c). */
