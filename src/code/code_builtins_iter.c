@@ -4,11 +4,6 @@
 #include "code/code_cont.h"
 #include "code/code_lib.h"
 
-static cv self_iter(code_vm *vm, cv self)
-{
-    return code_incref(self);
-}
-
 /* ---- enumerate -------------------------------------------------------------- */
 
 typedef struct enum_obj {
@@ -78,7 +73,7 @@ const code_type code_type_enumerate = {
     .kind = CODE_K_ITER,
     .dealloc = enum_dealloc,
     .traverse = enum_traverse,
-    .iter = self_iter,
+    .iter = code_iter_self,
     .next = enum_next,
     .new = enum_new,
 };
@@ -186,7 +181,7 @@ const code_type code_type_zip = {
     .kind = CODE_K_ITER,
     .dealloc = zip_dealloc,
     .traverse = zip_traverse,
-    .iter = self_iter,
+    .iter = code_iter_self,
     .next = zip_next,
     .new = zip_new,
 };
@@ -262,7 +257,7 @@ const code_type code_type_map = {
     .kind = CODE_K_ITER,
     .dealloc = map_dealloc,
     .traverse = map_traverse,
-    .iter = self_iter,
+    .iter = code_iter_self,
     .next = map_next,
     .new = map_new,
 };
@@ -337,7 +332,7 @@ const code_type code_type_filter = {
     .kind = CODE_K_ITER,
     .dealloc = filter_dealloc,
     .traverse = filter_traverse,
-    .iter = self_iter,
+    .iter = code_iter_self,
     .next = filter_next,
     .new = filter_new,
 };
@@ -418,7 +413,7 @@ const code_type code_type_reversed = {
     .kind = CODE_K_ITER,
     .dealloc = rev_dealloc,
     .traverse = rev_traverse,
-    .iter = self_iter,
+    .iter = code_iter_self,
     .next = rev_next,
     .new = rev_new,
 };
@@ -474,7 +469,7 @@ static const code_type code_type_calliter = {
     .kind = CODE_K_ITER,
     .dealloc = calliter_dealloc,
     .traverse = calliter_traverse,
-    .iter = self_iter,
+    .iter = code_iter_self,
     .next = calliter_next,
 };
 

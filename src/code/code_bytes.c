@@ -249,18 +249,12 @@ static cv bytes_iter_next(code_vm *vm, cv self)
     return cv_from_small(B(it->b)->s[it->i++]);
 }
 
-static cv iter_self(code_vm *vm, cv self)
-{
-    (void)vm;
-    return code_incref(self);
-}
-
 static const code_type code_type_bytes_iter = {
     .ob = {&code_type_type, CODE_RC_IMMORTAL, 0},
     .name = "bytes_iterator",
     .kind = CODE_K_ITER,
     .dealloc = bytes_iter_dealloc,
-    .iter = iter_self,
+    .iter = code_iter_self,
     .next = bytes_iter_next,
 };
 

@@ -23,12 +23,6 @@ static void dict_iter_clear(code_vm *vm, cv self)
     code_setref(vm, &((code_dict_iter *)cv_obj(self))->d, CV_NULL);
 }
 
-static cv iter_self(code_vm *vm, cv self)
-{
-    (void)vm;
-    return code_incref(self);
-}
-
 static cv dict_iter_next(code_vm *vm, cv self)
 {
     code_dict_iter *it = (code_dict_iter *)cv_obj(self);
@@ -77,7 +71,7 @@ static cv dict_iter_next(code_vm *vm, cv self)
         .dealloc = dict_iter_dealloc,                                                       \
         .traverse = dict_iter_traverse,                                                     \
         .clear = dict_iter_clear,                                                           \
-        .iter = iter_self,                                                                  \
+        .iter = code_iter_self,                                                                  \
         .next = dict_iter_next,                                                             \
     }
 DICT_ITER_TYPE(code_type_dict_keyiter, "dict_keyiterator");

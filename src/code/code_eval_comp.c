@@ -326,12 +326,6 @@ static void gen_traverse(code_vm *vm, cv self, code_visit_fn visit, void *arg)
     visit(vm, g->handled, arg);
 }
 
-static cv gen_iter(code_vm *vm, cv self)
-{
-    (void)vm;
-    return code_incref(self);
-}
-
 static cv gen_repr(code_vm *vm, cv self)
 {
     const code_gen *g = (const code_gen *)cv_obj(self);
@@ -346,7 +340,7 @@ const code_type code_type_gen = {
     .dealloc = gen_dealloc,
     .traverse = gen_traverse,
     .repr = gen_repr,
-    .iter = gen_iter,
+    .iter = code_iter_self,
     .next = gen_next,
 };
 

@@ -493,12 +493,6 @@ static void seq_iter_clear(code_vm *vm, cv self)
     code_setref(vm, &((code_seq_iter *)cv_obj(self))->seq, CV_NULL);
 }
 
-static cv iter_self(code_vm *vm, cv self)
-{
-    (void)vm;
-    return code_incref(self);
-}
-
 static cv seq_iter_next(code_vm *vm, cv self)
 {
     code_seq_iter *it = (code_seq_iter *)cv_obj(self);
@@ -533,7 +527,7 @@ static cv seq_reviter_next(code_vm *vm, cv self)
         .dealloc = seq_iter_dealloc,                                                        \
         .traverse = seq_iter_traverse,                                                      \
         .clear = seq_iter_clear,                                                            \
-        .iter = iter_self,                                                                  \
+        .iter = code_iter_self,                                                                  \
         .next = nextfn,                                                                     \
     }
 SEQ_ITER_TYPE(code_type_list_iter, "list_iterator", seq_iter_next);

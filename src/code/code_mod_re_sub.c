@@ -108,11 +108,6 @@ static void iter_dealloc(code_vm *vm, code_obj *o)
     code_decref(vm, it->string);
 }
 
-static cv iter_self(code_vm *vm, cv self)
-{
-    return code_incref(self);
-}
-
 static cv iter_next(code_vm *vm, cv self)
 {
     re_iter *it = (re_iter *)cv_obj(self);
@@ -135,7 +130,7 @@ static const code_type code_type_re_iter = {
     .name = "callable_iterator",
     .kind = CODE_K_ITER,
     .dealloc = iter_dealloc,
-    .iter = iter_self,
+    .iter = code_iter_self,
     .next = iter_next,
 };
 

@@ -222,6 +222,12 @@ cv code_iter(code_vm *vm, cv v)
     return code_raise(vm, &code_exc_TypeError, "'%s' object is not iterable", t->name);
 }
 
+cv code_iter_self(code_vm *vm, cv self)
+{
+    (void)vm;
+    return code_incref(self);
+}
+
 cv code_next(code_vm *vm, cv it)
 {
     const code_type *t = cv_type(it);

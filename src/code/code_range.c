@@ -276,12 +276,6 @@ static cv range_getattr(code_vm *vm, cv self, const char *name)
 
 /* ---- iterator ---------------------------------------------------------------------- */
 
-static cv iter_self(code_vm *vm, cv self)
-{
-    (void)vm;
-    return code_incref(self);
-}
-
 static cv range_iter_next(code_vm *vm, cv self)
 {
     code_range_iter *it = (code_range_iter *)cv_obj(self);
@@ -295,7 +289,7 @@ const code_type code_type_range_iter = {
     .ob = {.type = &code_type_type, .rc = CODE_RC_IMMORTAL},
     .name = "range_iterator",
     .kind = CODE_K_ITER,
-    .iter = iter_self,
+    .iter = code_iter_self,
     .next = range_iter_next,
 };
 

@@ -260,12 +260,6 @@ static cv longrange_next(code_vm *vm, cv self)
     return r;
 }
 
-static cv longrange_self(code_vm *vm, cv self)
-{
-    (void)vm;
-    return code_incref(self);
-}
-
 static void longrange_dealloc(code_vm *vm, code_obj *o)
 {
     code_longrange_iter *it = (code_longrange_iter *)o;
@@ -279,7 +273,7 @@ const code_type code_type_longrange_iter = {
     .name = "longrange_iterator",
     .kind = CODE_K_ITER,
     .dealloc = longrange_dealloc,
-    .iter = longrange_self,
+    .iter = code_iter_self,
     .next = longrange_next,
 };
 

@@ -517,12 +517,6 @@ static void set_iter_clear(code_vm *vm, cv self)
     code_setref(vm, &((code_set_iter *)cv_obj(self))->s, CV_NULL);
 }
 
-static cv iter_self(code_vm *vm, cv self)
-{
-    (void)vm;
-    return code_incref(self);
-}
-
 static cv set_iter_next(code_vm *vm, cv self)
 {
     code_set_iter *it = (code_set_iter *)cv_obj(self);
@@ -551,7 +545,7 @@ const code_type code_type_set_iter = {
     .dealloc = set_iter_dealloc,
     .traverse = set_iter_traverse,
     .clear = set_iter_clear,
-    .iter = iter_self,
+    .iter = code_iter_self,
     .next = set_iter_next,
 };
 

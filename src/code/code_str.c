@@ -416,18 +416,12 @@ static cv str_iter_next(code_vm *vm, cv self)
     return c;
 }
 
-static cv iter_self(code_vm *vm, cv self)
-{
-    (void)vm;
-    return code_incref(self);
-}
-
 static const code_type code_type_str_iter = {
     .ob = {&code_type_type, CODE_RC_IMMORTAL, 0},
     .name = "str_iterator",
     .kind = CODE_K_ITER,
     .dealloc = str_iter_dealloc,
-    .iter = iter_self,
+    .iter = code_iter_self,
     .next = str_iter_next,
 };
 

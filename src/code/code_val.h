@@ -361,6 +361,8 @@ int code_truth(code_vm *vm, cv v);                 /* 1, 0 or -1 */
 ssize_t code_len(code_vm *vm, cv v);
 cv code_iter(code_vm *vm, cv v);
 cv code_next(code_vm *vm, cv it);                  /* CV_NULL, no exception: done */
+/* The iter slot of every iterator: an iterator is its own iterator. */
+cv code_iter_self(code_vm *vm, cv self);
 cv code_getitem(code_vm *vm, cv v, cv key);
 int code_setitem(code_vm *vm, cv v, cv key, cv value);
 int code_delitem(code_vm *vm, cv v, cv key);
