@@ -1,8 +1,7 @@
 """Code mode's routes end to end: POST /v1/code/run and /v1/code/resume
-against a live daemon and its worker pool (docs/api.md, "Code mode"). The
-tests that need the interpreter itself skip while the binary is built
-without it (its workers then answer NotImplementedError); the request
-checks, tenants, worker kills and expiry run either way."""
+against a live daemon and its worker pool (docs/api.md, "Code mode"), with
+the real interpreter and, further down, with a fake one for the pool's
+failure paths."""
 import json
 import os
 import signal
@@ -65,8 +64,7 @@ def has_interpreter(d):
 
 @pytest.fixture
 def interp(d):
-    if not has_interpreter(d):
-        pytest.skip("this cella is built without the interpreter (src/code/code_run.c)")
+    assert has_interpreter(d), "the daemon's workers answer without the interpreter"
     return d
 
 
@@ -165,8 +163,7 @@ def test_run_moves_between_workers(tmp_path):
     config = write_config(tmp_path, "pool_size: 0\ncode_workers: 1\n")
     d = Daemon(config=config).start()
     try:
-        if not has_interpreter(d):
-            pytest.skip("built without the interpreter")
+        assert has_interpreter(d), "the daemon's workers answer without the interpreter"
         b = ok_run(d, {"code": "x = f()\nx * 2", "functions": ["f"]})
         assert b["status"] == "call"
         assert ok_run(d, {"code": "3"})["result"] == 3
@@ -366,8 +363,7 @@ def test_expiry(tmp_path):
     config = write_config(tmp_path, "pool_size: 0\ncode_workers: 1\ncode_run_ttl_secs: 1\n")
     d = Daemon(config=config).start()
     try:
-        if not has_interpreter(d):
-            pytest.skip("built without the interpreter")
+        assert has_interpreter(d), "the daemon's workers answer without the interpreter"
         b = ok_run(d, {"code": "f()", "functions": ["f"]})
         time.sleep(2.5)
         st, r = resume(d, {"run_id": b["run_id"],
@@ -389,7 +385,7 @@ FAKE = os.path.join(os.path.dirname(os.path.abspath(CELLA)), "tests", "test_code
 
 def fake_daemon(tmp, config="", tokens=None):
     if not os.path.exists(FAKE):
-        pytest.skip(f"{FAKE} is not built")
+        pytest.fail(f"{FAKE} is not built (it is part of the tests target)")
     cfg = write_config(tmp, "pool_size: 0\n" + config)
     return Daemon(config=cfg, tokens=tokens, env={"CELLA_CODE_WORKER_EXE": FAKE}).start()
 
